@@ -1,0 +1,58 @@
+# gpuplan — `make serve` starts the service, `make test` runs every check. Both create .venv when missing.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+HOST ?= 127.0.0.1
+PORT ?= 8000
+DB ?= var/gpuplan.duckdb
+VENV := .venv
+BIN := $(VENV)/bin
+# Reinstall when pyproject.toml changes.
+STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+
+# The first interpreter that is Python >= 3.12 (plain python3 may be 3.11; pyenv reads .python-version).
+PYTHON ?= $(shell for p in python3.13 python3.12 python3 python; do \
+	if command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; \
+	then command -v $$p; break; fi; done)
+
+.PHONY: help serve test lint typecheck unit bench clean
+
+help:
+	@echo "make serve   set up .venv and start the API on http://$(HOST):$(PORT) (DB: $(DB))"
+	@echo "make test    set up .venv with test extras; run ruff, mypy --strict and pytest"
+	@echo "make bench   run the performance benchmarks in tests/perf"
+
+$(VENV)/bin/python:
+	@if [ -z "$(PYTHON)" ]; then \
+		echo "error: gpuplan needs Python >= 3.12 and none was found (tried python3.13, python3.12, python3, python)." >&2; \
+		echo "Install Python 3.12 (e.g. 'pyenv install 3.12') or run: make PYTHON=/path/to/python3.12 ..." >&2; \
+		exit 1; fi
+	@echo "creating $(VENV) with $(PYTHON) ($$($(PYTHON) --version))"
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): $(VENV)/bin/python pyproject.toml
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP)
+
+serve: $(STAMP)
+	$(BIN)/gpuplan serve --host $(HOST) --port $(PORT) --db $(DB)
+
+lint: $(STAMP)
+	$(BIN)/ruff check service pricing solver tests
+	$(BIN)/ruff format --check service pricing solver tests
+
+typecheck: $(STAMP)
+	$(BIN)/mypy --strict service pricing solver
+
+unit: $(STAMP)
+	$(BIN)/pytest
+
+test: lint typecheck unit
+
+bench: $(STAMP)
+	$(BIN)/pytest tests/perf -m perf -p no:cacheprovider -s
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -1,0 +1,1 @@
+"""Price sheets: parsing and validation, GPU name resolution, interconnect rules, ownership math."""

@@ -1,0 +1,1 @@
+"""The gpuplan service: DuckDB store, Litestar app, scheduler and CLI."""

@@ -1,0 +1,77 @@
+"""The Litestar application factory: ``create_app(settings)``.
+
+Run it with ``gpuplan serve`` or ``uvicorn --factory service.app:create_app``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from litestar import Litestar, Router
+from litestar.openapi.config import OpenAPIConfig
+from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
+
+from service.problems import exception_handlers
+from service.routes.common import reject_unknown_query_params
+from service.routes.gpus import get_gpu_handler, list_gpus_handler
+from service.routes.health import health_handler, package_version
+from service.routes.offers import list_offers_handler
+from service.routes.profiles import list_profiles_handler
+from service.settings import Settings
+from service.store import Store
+
+__all__ = ["create_app"]
+
+_log = logging.getLogger("gpuplan.app")
+
+_DESCRIPTION = (
+    "Which GPUs, how many, and from where finish a deep-learning workload at the lowest cost — and why. "
+    "Errors are RFC 9457 problem+json; bad input is a 400 that names the field."
+)
+
+
+def _scheduler() -> AsyncIOScheduler:
+    # Misfire grace in minutes (not APScheduler's 1 s default) and no overlapping runs; see stack notes §4.
+    return AsyncIOScheduler(job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 300})
+
+
+def create_app(settings: Settings | None = None, store: Store | None = None) -> Litestar:
+    """Build the app. ``store`` lets tests share an already-open store; otherwise the lifespan opens one."""
+    config = settings or Settings.from_env()
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        owned = store is None
+        opened = Store.open(config.db_path) if store is None else store
+        scheduler = _scheduler()
+        scheduler.start()
+        app.state.store = opened
+        app.state.scheduler = scheduler
+        try:
+            yield
+        finally:
+            scheduler.shutdown(wait=False)
+            if owned:
+                opened.close()
+
+    v1 = Router(
+        path="/v1",
+        route_handlers=[list_gpus_handler, get_gpu_handler, list_offers_handler, list_profiles_handler],
+    )
+    return Litestar(
+        route_handlers=[health_handler, v1],
+        lifespan=[lifespan],
+        before_request=reject_unknown_query_params,
+        exception_handlers=exception_handlers,
+        openapi_config=OpenAPIConfig(
+            title="gpuplan",
+            version=package_version(),
+            description=_DESCRIPTION,
+            path="/schema",
+            render_plugins=[SwaggerRenderPlugin(path="/"), ScalarRenderPlugin(path="/scalar")],
+        ),
+        debug=False,
+    )

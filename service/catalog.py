@@ -1,0 +1,332 @@
+"""Read queries over the catalog, shared by the HTTP API and the CLI.
+
+Each function validates its filters against the known values (a 400 naming the parameter when a value
+is unknown or inconsistent) and answers with one set-based query and the total for pagination.
+"""
+
+from __future__ import annotations
+
+import difflib
+import typing
+from collections.abc import Sequence
+from typing import Any, Final, Literal
+
+import msgspec
+
+from service.errors import InvalidParameter, NotFound
+from service.gpu_lookup import resolve_gpu_names
+from service.schemas import (
+    DbStats,
+    GpuOut,
+    GpuPage,
+    OfferOut,
+    OfferPage,
+    ProfileOut,
+    ProfilePage,
+    TableCount,
+    UnusableRow,
+)
+from service.store import Store
+from solver.gpus import INTERCONNECT_RANK
+
+__all__ = [
+    "OFFER_SORTS",
+    "GpuQuery",
+    "OfferQuery",
+    "ProfileQuery",
+    "db_stats",
+    "get_gpu",
+    "list_gpus",
+    "list_offers",
+    "list_profiles",
+]
+
+OfferSort = Literal[
+    "price_per_gpu_hour_usd",
+    "-price_per_gpu_hour_usd",
+    "price_per_hour_usd",
+    "-price_per_hour_usd",
+    "gpus_per_instance",
+    "-gpus_per_instance",
+    "provider",
+    "-provider",
+    "gpu",
+    "-gpu",
+]
+OFFER_SORTS: Final[tuple[str, ...]] = typing.get_args(OfferSort)
+_OFFER_SORT_SQL: Final = {
+    "price_per_gpu_hour_usd": "price_per_hour_usd / gpus_per_instance",
+    "price_per_hour_usd": "price_per_hour_usd",
+    "gpus_per_instance": "gpus_per_instance",
+    "provider": "provider",
+    "gpu": "g.name",
+}
+
+
+class GpuQuery(msgspec.Struct, frozen=True, kw_only=True):
+    vendor: str | None = None
+    min_memory_gib: float | None = None
+    nvlink: bool | None = None
+    ecc: bool | None = None
+    limit: int = 100
+    offset: int = 0
+
+
+class OfferQuery(msgspec.Struct, frozen=True, kw_only=True):
+    gpu: str | None = None
+    provider: str | None = None
+    region: str | None = None
+    min_gpus: int | None = None
+    max_gpus: int | None = None
+    max_price: float | None = None
+    max_price_per_gpu: float | None = None
+    interconnect: Literal["none", "pcie", "nvlink", "nvswitch"] | None = None
+    sort: OfferSort = "price_per_gpu_hour_usd"
+    limit: int = 50
+    offset: int = 0
+
+
+class ProfileQuery(msgspec.Struct, frozen=True, kw_only=True):
+    gpu: str | None = None
+    model: str | None = None
+    task: str | None = None
+    metric: str | None = None
+    precision: str | None = None
+    gpu_count: int | None = None
+    limit: int = 50
+    offset: int = 0
+
+
+def _known(value: str, known: frozenset[str], field: str, what: str) -> str:
+    """The known spelling of ``value`` (case-insensitive), or a 400 with close matches."""
+    for candidate in known:
+        if candidate.casefold() == value.strip().casefold():
+            return candidate
+    close = difflib.get_close_matches(value, sorted(known), n=5, cutoff=0.4)
+    hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {', '.join(sorted(known)[:30])}"
+    raise InvalidParameter(field, f"unknown {what} {value!r}{hint}", suggestions=close)
+
+
+def _page_bounds(limit: int, offset: int) -> None:
+    if not 1 <= limit <= 1000:
+        raise InvalidParameter("limit", f"must be between 1 and 1000, got {limit}")
+    if not 0 <= offset <= 1_000_000:
+        raise InvalidParameter("offset", f"must be between 0 and 1000000, got {offset}")
+
+
+def _gpu_out(store: Store, gpu_id: str) -> GpuOut:
+    gpu = store.snapshot.gpus[gpu_id]
+    return GpuOut(**msgspec.structs.asdict(gpu), aliases=store.snapshot.aliases_by_gpu.get(gpu_id, []))
+
+
+def list_gpus(store: Store, query: GpuQuery) -> GpuPage:
+    """The GPU catalog, filtered, in name order."""
+    _page_bounds(query.limit, query.offset)
+    gpus = list(store.snapshot.gpus.values())
+    if query.vendor is not None:
+        vendor = _known(query.vendor, frozenset(g.vendor for g in gpus), "vendor", "vendor")
+        gpus = [g for g in gpus if g.vendor == vendor]
+    if query.min_memory_gib is not None:
+        gpus = [g for g in gpus if g.memory_gib >= query.min_memory_gib]
+    if query.nvlink is not None:
+        gpus = [g for g in gpus if g.nvlink is query.nvlink]
+    if query.ecc is not None:
+        gpus = [g for g in gpus if g.ecc is query.ecc]
+    gpus.sort(key=lambda g: g.name.casefold())
+    window = gpus[query.offset : query.offset + query.limit]
+    return GpuPage(
+        items=[_gpu_out(store, g.gpu_id) for g in window],
+        total=len(gpus),
+        limit=query.limit,
+        offset=query.offset,
+    )
+
+
+def get_gpu(store: Store, id_or_alias: str) -> GpuOut:
+    """One GPU by id, name or alias; 404 when unknown or when the name denotes several GPUs."""
+    try:
+        found = resolve_gpu_names(store.snapshot, id_or_alias, field="gpu_id")
+    except InvalidParameter as exc:
+        raise NotFound(
+            f"no GPU {id_or_alias!r} in the catalog", suggestions=exc.extra.get("suggestions", [])
+        ) from None
+    if len(found) > 1:
+        raise NotFound(
+            f"{id_or_alias!r} names several GPUs ({', '.join(found)}); ask for one of them",
+            candidates=found,
+        )
+    return _gpu_out(store, found[0])
+
+
+def _offer_filters(store: Store, query: OfferQuery) -> tuple[list[str], list[Any]]:
+    where: list[str] = []
+    params: list[Any] = []
+    snapshot = store.snapshot
+    if query.gpu is not None:
+        ids = resolve_gpu_names(snapshot, query.gpu)
+        where.append(f"o.gpu_id IN ({', '.join('?' for _ in ids)})")
+        params.extend(ids)
+    if query.provider is not None:
+        where.append("o.provider = ?")
+        params.append(_known(query.provider, snapshot.providers, "provider", "provider"))
+    if query.region is not None:
+        where.append("o.region = ?")
+        params.append(_known(query.region, snapshot.regions, "region", "region"))
+    for count_field, count in (("min_gpus", query.min_gpus), ("max_gpus", query.max_gpus)):
+        if count is not None and not 1 <= count <= 1024:
+            raise InvalidParameter(count_field, f"must be between 1 and 1024, got {count}")
+    if query.min_gpus is not None and query.max_gpus is not None and query.min_gpus > query.max_gpus:
+        raise InvalidParameter("min_gpus", f"is {query.min_gpus}, above max_gpus {query.max_gpus}")
+    if query.min_gpus is not None:
+        where.append("o.gpus_per_instance >= ?")
+        params.append(query.min_gpus)
+    if query.max_gpus is not None:
+        where.append("o.gpus_per_instance <= ?")
+        params.append(query.max_gpus)
+    prices: tuple[tuple[str, float | None, str], ...] = (
+        ("max_price", query.max_price, "o.price_per_hour_usd"),
+        ("max_price_per_gpu", query.max_price_per_gpu, "o.price_per_hour_usd / o.gpus_per_instance"),
+    )
+    for field, value, column in prices:
+        if value is None:
+            continue
+        if not value > 0:
+            raise InvalidParameter(field, f"must be a positive number of USD per hour, got {value}")
+        where.append(f"{column} <= ?")
+        params.append(value)
+    if query.interconnect is not None:
+        allowed = [
+            name for name, rank in INTERCONNECT_RANK.items() if rank >= INTERCONNECT_RANK[query.interconnect]
+        ]
+        where.append(f"o.interconnect IN ({', '.join('?' for _ in allowed)})")
+        params.extend(allowed)
+    return where, params
+
+
+_OFFER_SELECT: Final = """
+    SELECT o.offer_id, o.provider, o.instance_type, o.region, o.gpu_id, g.name, o.gpu_name,
+           o.gpus_per_instance, o.gpu_memory_gib, o.vcpus, o.host_memory_gib, o.interconnect,
+           o.interconnect_derived, o.interconnect_rule, o.price_per_hour_usd,
+           o.price_per_hour_usd / o.gpus_per_instance, o.spot_price_per_hour_usd, o.billing_increment_s,
+           o.source, s.source, o.version, count(*) OVER () AS total
+    FROM current_offers o
+    JOIN gpus g USING (gpu_id)
+    JOIN price_sheets s ON s.version = o.version
+"""
+_OFFER_FIELDS: Final = tuple(OfferOut.__struct_fields__)
+
+
+def list_offers(store: Store, query: OfferQuery) -> OfferPage:
+    """Current offers, filtered, sorted (nulls last, then by offer id) and paginated."""
+    _page_bounds(query.limit, query.offset)
+    where, params = _offer_filters(store, query)
+    if query.sort not in OFFER_SORTS:
+        raise InvalidParameter("sort", f"must be one of {', '.join(OFFER_SORTS)}")
+    descending = query.sort.startswith("-")
+    order = f"{_OFFER_SORT_SQL[query.sort.lstrip('-')]} {'DESC' if descending else 'ASC'} NULLS LAST"
+    sql = (
+        _OFFER_SELECT
+        + (f" WHERE {' AND '.join(where)}" if where else "")
+        + f" ORDER BY {order}, o.offer_id LIMIT ? OFFSET ?"
+    )
+    with store.cursor() as cur:
+        rows = cur.execute(sql, [*params, query.limit, query.offset]).fetchall()
+        total = int(rows[0][-1]) if rows else _count(cur, where, params)
+    items = [OfferOut(**dict(zip(_OFFER_FIELDS, row[:-1], strict=True))) for row in rows]
+    return OfferPage(items=items, total=total, limit=query.limit, offset=query.offset)
+
+
+def _count(cur: Any, where: Sequence[str], params: Sequence[Any]) -> int:
+    sql = "SELECT count(*) FROM current_offers o" + (f" WHERE {' AND '.join(where)}" if where else "")
+    row = cur.execute(sql, list(params)).fetchone()
+    return int(row[0]) if row else 0
+
+
+_PROFILE_FIELDS: Final = tuple(ProfileOut.__struct_fields__)
+
+
+def list_profiles(store: Store, query: ProfileQuery) -> ProfilePage:
+    """Measured throughput rows, filtered; ``model`` matches any model name containing it."""
+    _page_bounds(query.limit, query.offset)
+    snapshot = store.snapshot
+    where: list[str] = []
+    params: list[Any] = []
+    if query.gpu is not None:
+        ids = resolve_gpu_names(snapshot, query.gpu)
+        where.append(f"gpu_id IN ({', '.join('?' for _ in ids)})")
+        params.extend(ids)
+    if query.model is not None:
+        needle = query.model.strip().casefold()
+        if not needle or not any(needle in m.casefold() for m in snapshot.profile_models):
+            _known(query.model, snapshot.profile_models, "model", "model")
+        where.append("contains(lower(model), ?)")
+        params.append(needle)
+    for field, value, known in (
+        ("task", query.task, snapshot.profile_tasks),
+        ("metric", query.metric, snapshot.profile_metrics),
+        ("precision", query.precision, snapshot.profile_precisions),
+    ):
+        if value is not None:
+            where.append(f"{field} = ?")
+            params.append(_known(value, known, field, field))
+    if query.gpu_count is not None:
+        if not 1 <= query.gpu_count <= 1024:
+            raise InvalidParameter("gpu_count", f"must be between 1 and 1024, got {query.gpu_count}")
+        where.append("gpu_count = ?")
+        params.append(query.gpu_count)
+    sql = (
+        "SELECT profile_id, gpu_id, gpu_name, gpu_count, interconnect, model, task, precision, batch_size, "
+        "seq_len_or_resolution, metric, value, notes, source, dataset, count(*) OVER () "
+        "FROM throughput_profiles"
+        + (f" WHERE {' AND '.join(where)}" if where else "")
+        + " ORDER BY profile_id LIMIT ? OFFSET ?"
+    )
+    with store.cursor() as cur:
+        rows = cur.execute(sql, [*params, query.limit, query.offset]).fetchall()
+        if rows:
+            total = int(rows[0][-1])
+        else:
+            count_sql = "SELECT count(*) FROM throughput_profiles" + (
+                f" WHERE {' AND '.join(where)}" if where else ""
+            )
+            row = cur.execute(count_sql, params).fetchone()
+            total = int(row[0]) if row else 0
+    items = [ProfileOut(**dict(zip(_PROFILE_FIELDS, row[:-1], strict=True))) for row in rows]
+    return ProfilePage(items=items, total=total, limit=query.limit, offset=query.offset)
+
+
+_STATS_TABLES: Final = (
+    "gpus",
+    "gpu_aliases",
+    "price_sheets",
+    "offers",
+    "current_offers",
+    "ownership_prices",
+    "ownership_defaults",
+    "throughput_profiles",
+    "serving_profiles",
+    "unusable_rows",
+)
+
+
+def db_stats(store: Store) -> DbStats:
+    """Rows per table, and every row that could not be used (unresolved GPU names first)."""
+    with store.cursor() as cur:
+        tables = []
+        for table in _STATS_TABLES:
+            row = cur.execute(f"SELECT count(*) FROM {table}").fetchone()
+            tables.append(TableCount(table=table, rows=int(row[0]) if row else 0))
+        unusable = [
+            UnusableRow(file=r[0], line=r[1], column=r[2], value=r[3], reason=r[4])
+            for r in cur.execute(
+                'SELECT file, line, "column", value, reason FROM unusable_rows ORDER BY file, line'
+            ).fetchall()
+        ]
+    unresolved = [u for u in unusable if u.column in ("gpu", "accelerator")]
+    return DbStats(
+        path=store.path,
+        schema_version=store.schema_version(),
+        tables=tables,
+        unresolved_gpu_names=unresolved,
+        unusable_rows=unusable,
+    )

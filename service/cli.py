@@ -1,0 +1,245 @@
+"""The ``gpuplan`` command line: serve the API, manage the database, browse the catalog.
+
+The CLI calls the same functions as the HTTP API (``service.catalog``), on the same database file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+from tabulate import tabulate
+
+from service.catalog import OFFER_SORTS, GpuQuery, OfferQuery, db_stats, list_gpus, list_offers
+from service.errors import ServiceError
+from service.settings import Settings
+from service.store import Store
+
+__all__ = ["main"]
+
+
+def _fmt(value: Any) -> Any:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return value
+
+
+def _print_table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> None:
+    print(tabulate([[_fmt(v) for v in row] for row in rows], headers=list(headers), floatfmt="g"))
+
+
+def _open(args: argparse.Namespace) -> Store:
+    return Store.open(args.db)
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    os.environ["GPUPLAN_DB"] = args.db
+    # Open (create, migrate, seed) once before serving, so a bad path fails here with a clear message.
+    Store.open(args.db).close()
+    uvicorn.run(
+        "service.app:create_app",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level.lower(),
+        workers=1,  # one process owns the DuckDB file
+    )
+    return 0
+
+
+def _cmd_db_init(args: argparse.Namespace) -> int:
+    store = _open(args)
+    try:
+        report = store.seed_report
+        state = "seeded now" if report.loaded else "already seeded"
+        print(f"database {store.path}: schema version {store.schema_version()}, {state}")
+        if report.loaded:
+            print(
+                f"rental sheet version {report.rental_version}, "
+                f"ownership sheet version {report.ownership_version}"
+            )
+            print(f"{report.unusable_rows} shipped rows not used (see `gpuplan db stats`)")
+    finally:
+        store.close()
+    return 0
+
+
+def _cmd_db_stats(args: argparse.Namespace) -> int:
+    store = _open(args)
+    try:
+        stats = db_stats(store)
+    finally:
+        store.close()
+    if args.json:
+        print(msgspec.json.encode(stats).decode())
+        return 0
+    print(f"database {stats.path} (schema version {stats.schema_version})\n")
+    _print_table([(t.table, t.rows) for t in stats.tables], ["table", "rows"])
+    print(f"\nunresolved GPU names: {len(stats.unresolved_gpu_names)}")
+    for row in stats.unresolved_gpu_names:
+        print(f"  {row.file}:{row.line} {row.value!r}: {row.reason}")
+    print(f"rows not used: {len(stats.unusable_rows)}")
+    if stats.unusable_rows:
+        print()
+        _print_table(
+            [(u.file, u.line, u.column, u.value, u.reason) for u in stats.unusable_rows],
+            ["file", "line", "column", "value", "reason"],
+        )
+    return 0
+
+
+def _cmd_gpus(args: argparse.Namespace) -> int:
+    store = _open(args)
+    try:
+        page = list_gpus(store, GpuQuery(vendor=args.vendor, min_memory_gib=args.min_memory_gib, limit=1000))
+    finally:
+        store.close()
+    if args.json:
+        print(msgspec.json.encode(page).decode())
+        return 0
+    _print_table(
+        [
+            (
+                g.gpu_id,
+                g.name,
+                g.vendor,
+                g.memory_gib,
+                g.memory_bandwidth_tbps,
+                g.bf16_tflops,
+                g.tdp_w,
+                g.nvlink,
+                g.ecc,
+            )
+            for g in page.items
+        ],
+        ["id", "name", "vendor", "mem GiB", "TB/s", "bf16 TFLOPS", "TDP W", "NVLink", "ECC"],
+    )
+    print(f"\n{page.total} GPUs")
+    return 0
+
+
+def _cmd_offers(args: argparse.Namespace) -> int:
+    store = _open(args)
+    try:
+        query = OfferQuery(
+            gpu=args.gpu,
+            provider=args.provider,
+            region=args.region,
+            min_gpus=args.min_gpus,
+            max_gpus=args.max_gpus,
+            max_price=args.max_price,
+            max_price_per_gpu=args.max_price_per_gpu,
+            interconnect=args.interconnect,
+            sort=args.sort,
+            limit=args.limit,
+            offset=args.offset,
+        )
+        page = list_offers(store, query)
+    finally:
+        store.close()
+    if args.json:
+        print(msgspec.json.encode(page).decode())
+        return 0
+    _print_table(
+        [
+            (
+                o.provider,
+                o.instance_type,
+                o.region,
+                o.gpu,
+                o.gpus_per_instance,
+                o.interconnect,
+                o.price_per_hour_usd,
+                o.price_per_gpu_hour_usd,
+                o.spot_price_per_hour_usd,
+            )
+            for o in page.items
+        ],
+        ["provider", "instance type", "region", "GPU", "GPUs", "interconnect", "$/h", "$/GPU-h", "spot $/h"],
+    )
+    print(f"\n{len(page.items)} of {page.total} offers (offset {page.offset})")
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    settings = Settings.from_env()
+    parser = argparse.ArgumentParser(
+        prog="gpuplan", description="GPU cost planner service and catalog tools."
+    )
+    parser.add_argument(
+        "--db", default=settings.db_path, help=f"DuckDB file (default {settings.db_path}; GPUPLAN_DB)"
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="start the HTTP API (creates and seeds the database on first start)")
+    serve.add_argument("--host", default=settings.host, help="bind address (GPUPLAN_HOST)")
+    serve.add_argument("--port", type=int, default=settings.port, help="port (GPUPLAN_PORT)")
+    serve.add_argument("--db", default=argparse.SUPPRESS, help="DuckDB file (GPUPLAN_DB)")
+    serve.add_argument("--log-level", default=settings.log_level, help="GPUPLAN_LOG_LEVEL")
+    serve.set_defaults(func=_cmd_serve)
+
+    db = sub.add_parser("db", help="database maintenance")
+    db_sub = db.add_subparsers(dest="db_command", required=True)
+    init = db_sub.add_parser("init", help="create, migrate and seed the database")
+    init.add_argument("--db", default=argparse.SUPPRESS)
+    init.set_defaults(func=_cmd_db_init)
+    stats = db_sub.add_parser("stats", help="rows per table and rows that could not be used")
+    stats.add_argument("--db", default=argparse.SUPPRESS)
+    stats.add_argument("--json", action="store_true", help="print JSON")
+    stats.set_defaults(func=_cmd_db_stats)
+
+    gpus = sub.add_parser("gpus", help="list the GPU catalog")
+    gpus.add_argument("--db", default=argparse.SUPPRESS)
+    gpus.add_argument("--vendor")
+    gpus.add_argument("--min-memory-gib", type=float)
+    gpus.add_argument("--json", action="store_true", help="print JSON")
+    gpus.set_defaults(func=_cmd_gpus)
+
+    offers = sub.add_parser("offers", help="list current rental offers")
+    offers.add_argument("--db", default=argparse.SUPPRESS)
+    offers.add_argument("--gpu", help="GPU id, name or alias (H100 matches every H100 variant)")
+    offers.add_argument("--provider")
+    offers.add_argument("--region")
+    offers.add_argument("--min-gpus", type=int)
+    offers.add_argument("--max-gpus", type=int)
+    offers.add_argument("--max-price", type=float, help="on-demand USD per instance-hour")
+    offers.add_argument("--max-price-per-gpu", type=float, help="on-demand USD per GPU-hour")
+    offers.add_argument(
+        "--interconnect", choices=["none", "pcie", "nvlink", "nvswitch"], help="at least this class"
+    )
+    offers.add_argument("--sort", choices=OFFER_SORTS, default="price_per_gpu_hour_usd")
+    offers.add_argument("--limit", type=int, default=50)
+    offers.add_argument("--offset", type=int, default=0)
+    offers.add_argument("--json", action="store_true", help="print JSON")
+    offers.set_defaults(func=_cmd_offers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``gpuplan`` console script; returns the exit status."""
+    try:
+        parser = _parser()
+    except ValueError as exc:  # a bad GPUPLAN_* variable
+        print(f"gpuplan: {exc}", file=sys.stderr)
+        return 2
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        result: int = args.func(args)
+    except ServiceError as exc:
+        print(f"gpuplan: {exc.detail}", file=sys.stderr)
+        return 2 if exc.status_code == 400 else 1
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+"""Errors of the service package, each mapped once to an RFC 9457 problem (see ``service.problems``).
+
+ServiceError
+ ├── InvalidParameter     400: a query/path/body value is wrong; ``field`` names it
+ ├── NotFound             404: no such resource
+ └── StoreUnavailable     503: the database cannot be opened or used right now
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+__all__ = ["InvalidParameter", "NotFound", "ServiceError", "StoreUnavailable"]
+
+
+class ServiceError(Exception):
+    """Base of every error the service turns into a problem response."""
+
+    status_code: ClassVar[int] = 500
+    title: ClassVar[str] = "Internal error"
+
+    def __init__(self, detail: str, **extra: Any) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.extra = extra
+
+
+class InvalidParameter(ServiceError):
+    """A request value is invalid; ``field`` is its name (query parameter or JSON path)."""
+
+    status_code = 400
+    title = "Invalid request"
+
+    def __init__(self, field: str, message: str, **extra: Any) -> None:
+        super().__init__(
+            f"{field}: {message}", field=field, errors=[{"field": field, "message": message}], **extra
+        )
+        self.field = field
+        self.message = message
+
+
+class NotFound(ServiceError):
+    """The addressed resource does not exist."""
+
+    status_code = 404
+    title = "Not found"
+
+
+class StoreUnavailable(ServiceError):
+    """The DuckDB store cannot be opened (e.g. another process holds its file lock)."""
+
+    status_code = 503
+    title = "Store unavailable"

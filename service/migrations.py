@@ -1,0 +1,184 @@
+"""Forward-only schema migrations of the DuckDB store.
+
+Each migration is applied once, in order, inside one transaction, and recorded in ``schema_version``.
+Never edit a released migration: append a new one.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import duckdb
+
+__all__ = ["MIGRATIONS", "Migration", "apply_migrations", "current_schema_version"]
+
+Migration = tuple[int, str, tuple[str, ...]]
+
+_V1: Final = (
+    """CREATE TABLE gpus (
+        gpu_id VARCHAR PRIMARY KEY,
+        name VARCHAR NOT NULL UNIQUE,
+        vendor VARCHAR NOT NULL,
+        memory_gib DOUBLE NOT NULL,
+        memory_type VARCHAR,
+        memory_bandwidth_tbps DOUBLE,
+        bf16_tflops DOUBLE,
+        tdp_w DOUBLE,
+        nvlink BOOLEAN,
+        nvlink_bandwidth_gbps DOUBLE,
+        ecc BOOLEAN,
+        mig_max_instances INTEGER,
+        form_factor VARCHAR,
+        launch_msrp_usd DOUBLE,
+        source VARCHAR NOT NULL
+    )""",
+    """CREATE TABLE gpu_aliases (
+        alias VARCHAR NOT NULL,
+        gpu_id VARCHAR NOT NULL,
+        context VARCHAR NOT NULL,
+        evidence VARCHAR NOT NULL,
+        PRIMARY KEY (alias, context)
+    )""",
+    """CREATE TABLE price_sheets (
+        version INTEGER PRIMARY KEY,
+        source VARCHAR NOT NULL,
+        kind VARCHAR NOT NULL CHECK (kind IN ('rental', 'ownership')),
+        format VARCHAR NOT NULL,
+        content_hash VARCHAR NOT NULL,
+        row_count INTEGER NOT NULL,
+        fetched_at TIMESTAMPTZ NOT NULL,
+        effective_at TIMESTAMPTZ NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL,
+        origin VARCHAR NOT NULL
+    )""",
+    """CREATE TABLE offers (
+        version INTEGER NOT NULL,
+        offer_id VARCHAR NOT NULL,
+        provider VARCHAR NOT NULL,
+        instance_type VARCHAR NOT NULL,
+        region VARCHAR NOT NULL,
+        gpu_id VARCHAR NOT NULL,
+        gpu_name VARCHAR NOT NULL,
+        gpus_per_instance INTEGER NOT NULL,
+        gpu_memory_gib DOUBLE,
+        vcpus DOUBLE,
+        host_memory_gib DOUBLE,
+        interconnect VARCHAR NOT NULL,
+        interconnect_derived BOOLEAN NOT NULL,
+        interconnect_rule VARCHAR NOT NULL,
+        price_per_hour_usd DOUBLE,
+        spot_price_per_hour_usd DOUBLE,
+        billing_increment_s INTEGER NOT NULL,
+        source VARCHAR NOT NULL,
+        PRIMARY KEY (version, offer_id)
+    )""",
+    """CREATE TABLE ownership_prices (
+        version INTEGER NOT NULL,
+        gpu_id VARCHAR NOT NULL,
+        gpu_name VARCHAR NOT NULL,
+        vendor VARCHAR NOT NULL,
+        purchase_price_usd DOUBLE NOT NULL,
+        price_basis VARCHAR NOT NULL,
+        price_date VARCHAR NOT NULL,
+        server_overhead_factor DOUBLE,
+        system_power_w_per_gpu DOUBLE,
+        gpu_tdp_w DOUBLE,
+        source VARCHAR NOT NULL,
+        source_url VARCHAR NOT NULL,
+        confidence VARCHAR NOT NULL,
+        notes VARCHAR NOT NULL
+    )""",
+    """CREATE TABLE ownership_defaults (
+        version INTEGER NOT NULL,
+        parameter VARCHAR NOT NULL,
+        value DOUBLE NOT NULL,
+        unit VARCHAR NOT NULL,
+        source VARCHAR NOT NULL,
+        date VARCHAR NOT NULL,
+        confidence VARCHAR NOT NULL,
+        notes VARCHAR NOT NULL
+    )""",
+    """CREATE TABLE throughput_profiles (
+        profile_id INTEGER PRIMARY KEY,
+        gpu_id VARCHAR NOT NULL,
+        gpu_name VARCHAR NOT NULL,
+        gpu_count INTEGER NOT NULL,
+        interconnect VARCHAR NOT NULL,
+        model VARCHAR NOT NULL,
+        task VARCHAR NOT NULL,
+        precision VARCHAR NOT NULL,
+        batch_size INTEGER,
+        seq_len_or_resolution VARCHAR,
+        metric VARCHAR NOT NULL,
+        value DOUBLE NOT NULL,
+        notes VARCHAR NOT NULL,
+        source VARCHAR NOT NULL,
+        dataset VARCHAR NOT NULL
+    )""",
+    """CREATE TABLE serving_profiles (
+        serving_id INTEGER PRIMARY KEY,
+        model VARCHAR NOT NULL,
+        gpu_id VARCHAR NOT NULL,
+        gpu_name VARCHAR NOT NULL,
+        tp INTEGER NOT NULL,
+        input_len_lo_excl INTEGER NOT NULL,
+        input_len_hi_incl INTEGER NOT NULL,
+        output_len_lo_excl INTEGER NOT NULL,
+        output_len_hi_incl INTEGER NOT NULL,
+        max_requests_per_s DOUBLE NOT NULL,
+        slo VARCHAR,
+        hourly_cost_usd DOUBLE,
+        in_grid BOOLEAN NOT NULL,
+        source VARCHAR NOT NULL
+    )""",
+    """CREATE TABLE unusable_rows (
+        file VARCHAR NOT NULL,
+        line INTEGER NOT NULL,
+        "column" VARCHAR,
+        value VARCHAR,
+        reason VARCHAR NOT NULL,
+        recorded_at TIMESTAMPTZ NOT NULL
+    )""",
+    """CREATE TABLE seed_state (
+        dataset VARCHAR PRIMARY KEY,
+        content_hash VARCHAR NOT NULL,
+        loaded_at TIMESTAMPTZ NOT NULL
+    )""",
+    """CREATE VIEW current_sheets AS
+        SELECT s.* FROM price_sheets s
+        JOIN (SELECT source, kind, max(version) AS version FROM price_sheets GROUP BY source, kind) latest
+          USING (source, kind, version)""",
+    """CREATE VIEW current_offers AS
+        SELECT o.* FROM offers o JOIN current_sheets s ON o.version = s.version AND s.kind = 'rental'""",
+)
+
+MIGRATIONS: Final[tuple[Migration, ...]] = ((1, "catalog, price sheets, profiles, seed state", _V1),)
+
+
+def current_schema_version(cur: duckdb.DuckDBPyConnection) -> int:
+    """The highest applied migration, 0 for a new database."""
+    cur.execute(
+        "CREATE TABLE IF NOT EXISTS schema_version "
+        "(version INTEGER PRIMARY KEY, description VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
+    )
+    row = cur.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
+    return int(row[0]) if row else 0
+
+
+def apply_migrations(cur: duckdb.DuckDBPyConnection) -> list[int]:
+    """Apply every pending migration, each in its own transaction; returns the versions applied."""
+    applied: list[int] = []
+    for version, description, statements in MIGRATIONS:
+        if version <= current_schema_version(cur):
+            continue
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            for statement in statements:
+                cur.execute(statement)
+            cur.execute("INSERT INTO schema_version VALUES (?, ?, current_timestamp)", [version, description])
+            cur.execute("COMMIT")
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        applied.append(version)
+    return applied

@@ -1,0 +1,89 @@
+"""Every error becomes an RFC 9457 ``application/problem+json`` response, mapped here once."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from litestar import Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR
+from litestar.types import ExceptionHandlersMap
+
+from service.errors import ServiceError
+
+__all__ = ["PROBLEM_JSON", "exception_handlers", "problem_response"]
+
+PROBLEM_JSON = "application/problem+json"
+_log = logging.getLogger("gpuplan.problems")
+
+
+def problem_response(
+    request: Request[Any, Any, Any], status: int, title: str, detail: str, **extra: Any
+) -> Response[dict[str, Any]]:
+    """A problem+json response for ``request``."""
+    body: dict[str, Any] = {
+        "type": "about:blank",
+        "title": title,
+        "status": status,
+        "detail": detail,
+        "instance": request.url.path,
+    }
+    body.update(extra)
+    return Response(content=body, status_code=status, media_type=PROBLEM_JSON)
+
+
+def _service_error(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    assert isinstance(exc, ServiceError)
+    return problem_response(request, exc.status_code, exc.title, exc.detail, **exc.extra)
+
+
+def _validation_error(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    """Litestar's own parameter/body validation: name every offending field."""
+    assert isinstance(exc, ValidationException)
+    errors: list[dict[str, Any]] = []
+    raw = exc.extra if isinstance(exc.extra, list) else [exc.extra] if exc.extra else []
+    for item in raw:
+        if isinstance(item, dict):
+            field = str(item.get("key") or item.get("field") or "body")
+            errors.append(
+                {"field": field, "message": str(item.get("message", "")), "source": item.get("source")}
+            )
+    if errors:
+        detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
+    else:
+        detail = exc.detail or "invalid request"
+        errors.append({"field": "body", "message": detail, "source": "body"})
+    return problem_response(
+        request, HTTP_400_BAD_REQUEST, "Invalid request", detail, field=errors[0]["field"], errors=errors
+    )
+
+
+def _http_error(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    assert isinstance(exc, HTTPException)
+    title = {404: "Not found", 405: "Method not allowed", 413: "Request too large"}.get(
+        exc.status_code, "Error"
+    )
+    extra = exc.extra if isinstance(exc.extra, dict) else {}
+    response = problem_response(request, exc.status_code, title, exc.detail, **extra)
+    if exc.headers:
+        response.headers.update(exc.headers)
+    return response
+
+
+def _unexpected_error(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    _log.exception("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
+    return problem_response(
+        request,
+        HTTP_500_INTERNAL_SERVER_ERROR,
+        "Internal error",
+        "an unexpected error happened; it was logged",
+    )
+
+
+exception_handlers: ExceptionHandlersMap = {
+    ServiceError: _service_error,
+    ValidationException: _validation_error,
+    HTTPException: _http_error,
+    Exception: _unexpected_error,
+}

@@ -1,0 +1,152 @@
+"""The DuckDB store: one connection per process, a cursor per request, and an in-memory snapshot.
+
+The process that opens the store owns its file (DuckDB allows one read-write process per file). The
+snapshot holds the small, hot reference data (GPUs, alias rules, known filter values) as Python
+objects, so requests never run point queries in a loop; it is rebuilt after every write.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import duckdb
+import msgspec
+
+from pricing.aliases import AliasRule, AliasTable
+from service.errors import StoreUnavailable
+from service.migrations import apply_migrations, current_schema_version
+from service.seed import SeedReport, ensure_seeded
+from solver.gpus import GpuSpec
+
+__all__ = ["CatalogSnapshot", "Store"]
+
+_log = logging.getLogger("gpuplan.store")
+
+
+class CatalogSnapshot(msgspec.Struct, frozen=True, kw_only=True):
+    """Reference data and the known values of every filter, read once per store change."""
+
+    gpus: dict[str, GpuSpec]
+    alias_rules: list[AliasRule]
+    aliases_by_gpu: dict[str, list[str]]
+    providers: frozenset[str]
+    regions: frozenset[str]
+    profile_models: frozenset[str]
+    profile_tasks: frozenset[str]
+    profile_metrics: frozenset[str]
+    profile_precisions: frozenset[str]
+
+    def alias_table(self) -> AliasTable:
+        return AliasTable(self.alias_rules)
+
+
+def _strings(cur: duckdb.DuckDBPyConnection, sql: str) -> frozenset[str]:
+    return frozenset(str(r[0]) for r in cur.execute(sql).fetchall() if r[0] is not None)
+
+
+def _read_snapshot(cur: duckdb.DuckDBPyConnection) -> CatalogSnapshot:
+    fields = GpuSpec.__struct_fields__
+    gpus = {
+        row[0]: GpuSpec(**dict(zip(fields, row, strict=True)))
+        for row in cur.execute(f"SELECT {', '.join(fields)} FROM gpus ORDER BY name").fetchall()
+    }
+    names = {gpu_id: gpu.name for gpu_id, gpu in gpus.items()}
+    rules: list[AliasRule] = []
+    aliases_by_gpu: dict[str, list[str]] = {}
+    for alias, gpu_id, context, evidence in cur.execute(
+        "SELECT alias, gpu_id, context, evidence FROM gpu_aliases ORDER BY alias, context"
+    ).fetchall():
+        rules.append(
+            AliasRule(
+                alias=alias, canonical_gpu=names.get(gpu_id, gpu_id), context=context, evidence=evidence
+            )
+        )
+        known = aliases_by_gpu.setdefault(gpu_id, [])
+        if alias != names.get(gpu_id) and alias not in known:
+            known.append(alias)
+    return CatalogSnapshot(
+        gpus=gpus,
+        alias_rules=rules,
+        aliases_by_gpu=aliases_by_gpu,
+        providers=_strings(cur, "SELECT DISTINCT provider FROM current_offers"),
+        regions=_strings(cur, "SELECT DISTINCT region FROM current_offers"),
+        profile_models=_strings(cur, "SELECT DISTINCT model FROM throughput_profiles"),
+        profile_tasks=_strings(cur, "SELECT DISTINCT task FROM throughput_profiles"),
+        profile_metrics=_strings(cur, "SELECT DISTINCT metric FROM throughput_profiles"),
+        profile_precisions=_strings(cur, "SELECT DISTINCT precision FROM throughput_profiles"),
+    )
+
+
+class Store:
+    """An open gpuplan database: migrated, seeded, with a catalog snapshot."""
+
+    def __init__(self, connection: duckdb.DuckDBPyConnection, path: str, seed_report: SeedReport) -> None:
+        self._connection = connection
+        self.path = path
+        self.seed_report = seed_report
+        self._snapshot_lock = threading.Lock()
+        with self.cursor() as cur:
+            self._snapshot = _read_snapshot(cur)
+
+    @classmethod
+    def open(cls, path: str) -> Store:
+        """Open (creating and seeding if needed) the database at ``path`` (``:memory:`` allowed)."""
+        started = time.perf_counter()
+        if path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            connection = duckdb.connect(path, config={"threads": 1})
+        except duckdb.IOException as exc:
+            raise StoreUnavailable(
+                f"cannot open the database {path!r}: {exc}. Another gpuplan process (a running server?) "
+                "holds it; stop that process or point --db / GPUPLAN_DB at another file."
+            ) from exc
+        try:
+            cur = connection.cursor()
+            try:
+                applied = apply_migrations(cur)
+                report = ensure_seeded(cur)
+            finally:
+                cur.close()
+        except BaseException:
+            connection.close()
+            raise
+        store = cls(connection, path, report)
+        _log.info(
+            "store %s open in %.0f ms (migrations applied: %s, seed %s)",
+            path,
+            (time.perf_counter() - started) * 1000,
+            applied or "none",
+            "loaded" if report.loaded else "already loaded",
+        )
+        return store
+
+    @contextmanager
+    def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A cursor of its own for one request or job; always closed."""
+        cur = self._connection.cursor()
+        try:
+            yield cur
+        finally:
+            cur.close()
+
+    @property
+    def snapshot(self) -> CatalogSnapshot:
+        return self._snapshot
+
+    def refresh_snapshot(self) -> None:
+        """Re-read the snapshot after a write (a new sheet, new profiles)."""
+        with self.cursor() as cur, self._snapshot_lock:
+            self._snapshot = _read_snapshot(cur)
+
+    def schema_version(self) -> int:
+        with self.cursor() as cur:
+            return current_schema_version(cur)
+
+    def close(self) -> None:
+        self._connection.close()

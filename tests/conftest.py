@@ -1,0 +1,28 @@
+"""Shared fixtures: one seeded in-memory store per test session, and an HTTP client on it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from litestar.testing import TestClient
+
+from service.app import create_app
+from service.settings import Settings
+from service.store import Store
+
+
+@pytest.fixture(scope="session")
+def store() -> Iterator[Store]:
+    opened = Store.open(":memory:")
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+@pytest.fixture(scope="session")
+def client(store: Store) -> Iterator[TestClient]:  # type: ignore[type-arg]
+    app = create_app(Settings(db_path=":memory:"), store=store)
+    with TestClient(app) as test_client:
+        yield test_client

@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+from service.seed_files import seed_file_text
+from service.store import Store
+
+TABLES = ("gpus", "gpu_aliases", "price_sheets", "offers", "throughput_profiles", "serving_profiles")
+
+
+def counts(store: Store) -> dict[str, int]:
+    with store.cursor() as cur:
+        result = {}
+        for table in TABLES:
+            row = cur.execute(f"SELECT count(*) FROM {table}").fetchone()
+            assert row is not None
+            result[table] = int(row[0])
+        return result
+
+
+def shipped_rows(name: str) -> int:
+    return len(list(csv.DictReader(io.StringIO(seed_file_text(name)))))
+
+
+def test_first_start_loads_every_shipped_file(store: Store) -> None:
+    loaded = counts(store)
+    assert loaded["gpus"] == shipped_rows("gpu_specs.csv")
+    assert loaded["gpu_aliases"] == shipped_rows("gpu_aliases.csv")
+    assert loaded["offers"] == shipped_rows("cloud_gpu_prices.csv")
+    assert loaded["throughput_profiles"] == shipped_rows("throughput_profiles.csv") + shipped_rows(
+        "throughput_mlperf_inference.csv"
+    )
+    assert store.seed_report.loaded
+
+
+def test_restart_duplicates_nothing(tmp_path: Path) -> None:
+    path = str(tmp_path / "gpuplan.duckdb")
+    first = Store.open(path)
+    before = counts(first)
+    first.close()
+    second = Store.open(path)
+    try:
+        assert not second.seed_report.loaded
+        assert counts(second) == before
+        assert second.schema_version() == 1
+    finally:
+        second.close()
+
+
+def test_every_row_keeps_its_source(store: Store) -> None:
+    with store.cursor() as cur:
+        for table in ("gpus", "offers", "throughput_profiles", "serving_profiles", "ownership_prices"):
+            row = cur.execute(f"SELECT count(*) FROM {table} WHERE source IS NULL OR source = ''").fetchone()
+            assert row == (0,), table
+
+
+def test_unusable_rows_are_recorded_with_reasons(store: Store) -> None:
+    with store.cursor() as cur:
+        rows = cur.execute("SELECT file, line, reason FROM unusable_rows").fetchall()
+    assert rows, "the shipped Mélange extra rows and priceless ownership rows are reported"
+    assert all(reason for _, _, reason in rows)
+    files = {file for file, _, _ in rows}
+    assert files <= {"serving_profiles_melange.csv", "ownership_prices.csv"}
+
+
+def test_second_process_gets_a_clear_error(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = str(tmp_path / "locked.duckdb")
+    holder = Store.open(path)
+    try:
+        code = (
+            "import sys\n"
+            "from service.errors import StoreUnavailable\n"
+            "from service.store import Store\n"
+            "try:\n"
+            f"    Store.open({path!r})\n"
+            "except StoreUnavailable as exc:\n"
+            "    print(exc.detail); sys.exit(3)\n"
+        )
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    finally:
+        holder.close()
+    assert result.returncode == 3, result.stderr
+    assert "Another gpuplan process" in result.stdout
