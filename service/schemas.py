@@ -153,3 +153,23 @@ class DbStats(msgspec.Struct, kw_only=True):
     tables: list[TableCount]
     unresolved_gpu_names: list[UnusableRow]
     unusable_rows: list[UnusableRow]
+
+
+class FieldError(msgspec.Struct, kw_only=True):
+    field: str
+    message: str
+    source: str | None = None
+
+
+class Problem(msgspec.Struct, kw_only=True):
+    """An RFC 9457 problem: ``field``/``errors`` name the offending input on a 400."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    instance: str
+    field: str | None = None
+    errors: list[FieldError] | None = None
+    suggestions: list[str] | None = None
+    candidates: list[str] | None = None

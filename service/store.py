@@ -40,6 +40,8 @@ class CatalogSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     profile_tasks: frozenset[str]
     profile_metrics: frozenset[str]
     profile_precisions: frozenset[str]
+    current_offer_count: int
+    price_sheet_versions: int
 
     def alias_table(self) -> AliasTable:
         return AliasTable(self.alias_rules)
@@ -47,6 +49,11 @@ class CatalogSnapshot(msgspec.Struct, frozen=True, kw_only=True):
 
 def _strings(cur: duckdb.DuckDBPyConnection, sql: str) -> frozenset[str]:
     return frozenset(str(r[0]) for r in cur.execute(sql).fetchall() if r[0] is not None)
+
+
+def _count(cur: duckdb.DuckDBPyConnection, sql: str) -> int:
+    row = cur.execute(sql).fetchone()
+    return int(row[0]) if row else 0
 
 
 def _read_snapshot(cur: duckdb.DuckDBPyConnection) -> CatalogSnapshot:
@@ -79,6 +86,8 @@ def _read_snapshot(cur: duckdb.DuckDBPyConnection) -> CatalogSnapshot:
         profile_tasks=_strings(cur, "SELECT DISTINCT task FROM throughput_profiles"),
         profile_metrics=_strings(cur, "SELECT DISTINCT metric FROM throughput_profiles"),
         profile_precisions=_strings(cur, "SELECT DISTINCT precision FROM throughput_profiles"),
+        current_offer_count=_count(cur, "SELECT count(*) FROM current_offers"),
+        price_sheet_versions=_count(cur, "SELECT count(*) FROM price_sheets"),
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 
 import pytest
@@ -10,6 +11,8 @@ from litestar.testing import TestClient
 from service.app import create_app
 from service.settings import Settings
 from service.store import Store
+
+logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per test request is noise
 
 
 @pytest.fixture(scope="session")

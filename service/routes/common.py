@@ -6,12 +6,34 @@ from typing import Any
 
 from litestar import Request
 from litestar.datastructures import State
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import QueryParameter
 
 from service.errors import InvalidParameter
+from service.schemas import Problem
 from service.store import Store
 
-__all__ = ["reject_unknown_query_params", "store_from"]
+__all__ = ["problem_responses", "reject_unknown_query_params", "store_from"]
+
+_PROBLEM_DESCRIPTIONS = {
+    400: "Invalid input; `field` names the parameter",
+    404: "No such resource",
+    422: "The request is valid but cannot be satisfied; the body says why",
+    503: "The database is unavailable",
+}
+
+
+def problem_responses(*statuses: int) -> dict[int, ResponseSpec]:
+    """OpenAPI entries for the problem+json responses a handler can give."""
+    return {
+        status: ResponseSpec(
+            data_container=Problem,
+            description=_PROBLEM_DESCRIPTIONS[status],
+            media_type="application/problem+json",
+            generate_examples=False,
+        )
+        for status in statuses
+    }
 
 
 def store_from(state: State) -> Store:

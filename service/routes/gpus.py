@@ -9,13 +9,15 @@ from litestar.datastructures import State
 from litestar.params import PathParameter, QueryParameter
 
 from service.catalog import GpuQuery, get_gpu, list_gpus
-from service.routes.common import store_from
+from service.routes.common import problem_responses, store_from
 from service.schemas import GpuOut, GpuPage
 
 __all__ = ["get_gpu_handler", "list_gpus_handler"]
 
 
-@get("/gpus", operation_id="listGpus", tags=["catalog"], sync_to_thread=False)
+@get(
+    "/gpus", operation_id="listGpus", tags=["catalog"], sync_to_thread=False, responses=problem_responses(400)
+)
 def list_gpus_handler(
     state: State,
     vendor: Annotated[str | None, QueryParameter(description="NVIDIA or AMD", max_length=100)] = None,
@@ -34,7 +36,13 @@ def list_gpus_handler(
     return list_gpus(store_from(state), query)
 
 
-@get("/gpus/{gpu_id:str}", operation_id="getGpu", tags=["catalog"], sync_to_thread=False)
+@get(
+    "/gpus/{gpu_id:str}",
+    operation_id="getGpu",
+    tags=["catalog"],
+    sync_to_thread=False,
+    responses=problem_responses(400, 404),
+)
 def get_gpu_handler(
     state: State,
     gpu_id: Annotated[str, PathParameter(description="Canonical id (h100-sxm), name or unambiguous alias")],

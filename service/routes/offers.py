@@ -9,13 +9,19 @@ from litestar.datastructures import State
 from litestar.params import QueryParameter
 
 from service.catalog import OfferQuery, OfferSort, list_offers
-from service.routes.common import store_from
+from service.routes.common import problem_responses, store_from
 from service.schemas import OfferPage
 
 __all__ = ["list_offers_handler"]
 
 
-@get("/offers", operation_id="listOffers", tags=["catalog"], sync_to_thread=True)
+@get(
+    "/offers",
+    operation_id="listOffers",
+    tags=["catalog"],
+    sync_to_thread=True,
+    responses=problem_responses(400),
+)
 def list_offers_handler(
     state: State,
     gpu: Annotated[

@@ -9,13 +9,19 @@ from litestar.datastructures import State
 from litestar.params import QueryParameter
 
 from service.catalog import ProfileQuery, list_profiles
-from service.routes.common import store_from
+from service.routes.common import problem_responses, store_from
 from service.schemas import ProfilePage
 
 __all__ = ["list_profiles_handler"]
 
 
-@get("/profiles", operation_id="listProfiles", tags=["catalog"], sync_to_thread=True)
+@get(
+    "/profiles",
+    operation_id="listProfiles",
+    tags=["catalog"],
+    sync_to_thread=True,
+    responses=problem_responses(400),
+)
 def list_profiles_handler(
     state: State,
     gpu: Annotated[str | None, QueryParameter(description="GPU id, name or alias", max_length=200)] = None,
