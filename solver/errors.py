@@ -1,0 +1,48 @@
+"""The solver's exceptions.
+
+Hierarchy::
+
+    SolverError                 base of every error the solver raises on purpose
+     └── InvalidWorkload        a workload field is malformed or contradicts another (an HTTP 400)
+          └── UnknownModel      ``model.name`` is not in the catalog (carries close matches)
+
+``service/`` maps each class once to an RFC 9457 problem; nothing here knows about HTTP. Add new
+classes at the end of this file, each with a one-line "what/when" docstring, and extend the tree.
+"""
+
+from __future__ import annotations
+
+__all__ = ["InvalidWorkload", "SolverError", "UnknownModel"]
+
+
+class SolverError(Exception):
+    """Base of every error the solver raises on purpose."""
+
+
+class InvalidWorkload(SolverError):
+    """A workload field is malformed or contradicts another field.
+
+    ``field`` is the dotted path of the offending field in the request (``"model.name"``,
+    ``"seq_len"``); ``message`` is the human explanation, without the field name.
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(field={self.field!r}, message={self.message!r})"
+
+
+class UnknownModel(InvalidWorkload):
+    """A model name matches no catalog entry or alias; ``suggestions`` holds close catalog names."""
+
+    def __init__(self, name: str, suggestions: list[str], field: str = "model.name") -> None:
+        hint = f"; did you mean {', '.join(repr(s) for s in suggestions)}?" if suggestions else ""
+        super().__init__(field, f"unknown model {name!r}{hint}")
+        self.name = name
+        self.suggestions = suggestions
+
+    def __repr__(self) -> str:
+        return f"UnknownModel(name={self.name!r}, suggestions={self.suggestions!r})"

@@ -1,0 +1,300 @@
+"""The workload spec every endpoint shares, and its semantic validation.
+
+:class:`Workload` is what a request carries (decoded by msgspec, which enforces the field types and the
+``Meta`` bounds); :func:`resolve_workload` checks what the types cannot (field combinations, the model's
+limits, the parallel layout) and returns a :class:`ResolvedWorkload` with the catalog architecture and
+every default filled in. Each failure is an :class:`~solver.errors.InvalidWorkload` naming its field.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Final, Literal
+
+import msgspec
+from msgspec import Meta
+
+from solver.errors import InvalidWorkload
+from solver.models import ModelArch, lookup_model
+
+__all__ = [
+    "DEFAULT_SEQ_LEN",
+    "INFERENCE_KINDS",
+    "Method",
+    "ModelSpec",
+    "Optimizer",
+    "Precision",
+    "Recompute",
+    "ResolvedWorkload",
+    "Sharding",
+    "Workload",
+    "WorkloadKind",
+    "resolve_workload",
+]
+
+WorkloadKind = Literal["train", "fine_tune", "batch_inference", "serving"]
+Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4", "nf4"]
+Method = Literal["full", "lora", "qlora"]
+Optimizer = Literal["adamw", "adamw_8bit", "sgd", "adafactor"]
+Sharding = Literal["none", "zero1", "zero2", "zero3"]
+Recompute = Literal["none", "selective", "full"]
+
+INFERENCE_KINDS: Final[frozenset[str]] = frozenset({"batch_inference", "serving"})
+DEFAULT_SEQ_LEN: Final = 2048
+"""``seq_len`` when the request leaves it out: ``min(2048, model max_seq_len)``."""
+
+_Positive = Meta(ge=1)
+_Name = Annotated[str, Meta(min_length=1, max_length=200, description="A catalog model name or alias.")]
+_Count = Annotated[int, Meta(ge=1, le=1_000_000)]
+
+
+class ModelSpec(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """Which model: a catalog ``name``, or an explicit architecture (all of its required fields)."""
+
+    name: _Name | None = None
+    params_b: Annotated[float, Meta(gt=0, le=100_000, description="Total parameters, billions.")] | None = (
+        None
+    )
+    layers: Annotated[int, _Positive, Meta(description="Transformer layers.")] | None = None
+    hidden_size: Annotated[int, _Positive, Meta(description="Model (embedding) width.")] | None = None
+    intermediate_size: Annotated[int, _Positive, Meta(description="MLP width (one expert's).")] | None = None
+    attention_heads: Annotated[int, _Positive, Meta(description="Query heads.")] | None = None
+    kv_heads: Annotated[int, _Positive, Meta(description="Key/value heads (GQA/MQA).")] | None = None
+    vocab_size: Annotated[int, _Positive, Meta(description="Vocabulary size.")] | None = None
+    max_seq_len: Annotated[int, _Positive, Meta(description="Longest supported context.")] | None = None
+    head_dim: Annotated[int, _Positive, Meta(description="Head size if not hidden/heads.")] | None = None
+    experts: Annotated[int, _Positive, Meta(description="MoE experts per layer.")] | None = None
+    active_experts: Annotated[int, _Positive, Meta(description="MoE experts routed per token.")] | None = None
+    active_params_b: (
+        Annotated[float, Meta(gt=0, description="MoE params active per token, billions.")] | None
+    ) = None
+
+
+_REQUIRED_ARCH_FIELDS: Final = (
+    "params_b",
+    "layers",
+    "hidden_size",
+    "intermediate_size",
+    "attention_heads",
+    "kv_heads",
+    "vocab_size",
+)
+_OPTIONAL_ARCH_FIELDS: Final = ("max_seq_len", "head_dim", "experts", "active_experts", "active_params_b")
+
+
+class Workload(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """A deep-learning job to size: what runs, on which model, how, and on how many GPUs."""
+
+    kind: Annotated[
+        WorkloadKind,
+        Meta(description="train (from scratch), fine_tune, batch_inference or serving (online)."),
+    ]
+    model: ModelSpec
+    precision: Annotated[
+        Precision,
+        Meta(
+            description="Weight precision; bf16/fp16 training means mixed precision with fp32 master weights."
+        ),
+    ] = "bf16"
+    method: Annotated[Method, Meta(description="full, lora, or qlora (LoRA on a 4-bit base).")] = "full"
+    lora_rank: Annotated[int, Meta(ge=1, le=4096, description="LoRA rank r.")] = 8
+    optimizer: Annotated[Optimizer, Meta(description="Optimizer (training kinds only).")] = "adamw"
+    sharding: Annotated[
+        Sharding,
+        Meta(
+            description=(
+                "ZeRO/FSDP stage over the data-parallel group: zero1 shards optimizer state, zero2 also"
+                " gradients, zero3 also weights."
+            )
+        ),
+    ] = "none"
+    recompute: Annotated[
+        Recompute,
+        Meta(
+            description=(
+                "Activation recomputation: selective recomputes the attention core (what FlashAttention/"
+                "SDPA kernels do), full keeps only each layer's input (gradient checkpointing)."
+            )
+        ),
+    ] = "none"
+    batch_size: Annotated[int, Meta(ge=1, le=1_000_000, description="Sequences (or samples) per GPU.")] = 1
+    seq_len: (
+        Annotated[
+            int, Meta(ge=1, le=100_000_000, description="Tokens per sequence; default min(2048, model max).")
+        ]
+        | None
+    ) = None
+    gpu_count: Annotated[_Count, Meta(description="GPUs in the job.")] = 1
+    tp: Annotated[int, Meta(ge=1, le=1024, description="Tensor-parallel degree (divides gpu_count).")] = 1
+
+
+class ResolvedWorkload(msgspec.Struct, frozen=True, kw_only=True):
+    """A validated workload with its architecture and every default filled in.
+
+    ``seq_len`` is the effective sequence length (0 for models without one, such as CNNs); ``dp`` is the
+    data-parallel degree ``gpu_count // tp`` that ZeRO stages shard over.
+    """
+
+    kind: WorkloadKind
+    arch: ModelArch
+    precision: Precision
+    method: Method
+    lora_rank: int
+    optimizer: Optimizer
+    sharding: Sharding
+    recompute: Recompute
+    batch_size: int
+    seq_len: int
+    gpu_count: int
+    tp: int
+    dp: int
+
+    @property
+    def is_inference(self) -> bool:
+        """Whether the workload only runs forward passes (no gradients or optimizer)."""
+        return self.kind in INFERENCE_KINDS
+
+
+def _explicit_arch(spec: ModelSpec) -> ModelArch:
+    """Build a :class:`ModelArch` from an explicit architecture, checking each field."""
+    values = {field: getattr(spec, field) for field in _REQUIRED_ARCH_FIELDS + _OPTIONAL_ARCH_FIELDS}
+    for field in _REQUIRED_ARCH_FIELDS:
+        if values[field] is None:
+            raise InvalidWorkload(
+                f"model.{field}", "is required for an explicit architecture (or give model.name)"
+            )
+    for field, value in values.items():
+        if value is not None and value <= 0:
+            raise InvalidWorkload(f"model.{field}", f"must be positive, got {value}")
+    heads, kv_heads = int(values["attention_heads"]), int(values["kv_heads"])
+    if kv_heads > heads or heads % kv_heads:
+        raise InvalidWorkload("model.kv_heads", f"must divide attention_heads ({heads}), got {kv_heads}")
+    if values["head_dim"] is None and values["hidden_size"] % heads:
+        raise InvalidWorkload(
+            "model.attention_heads",
+            f"must divide hidden_size ({values['hidden_size']}) unless head_dim is given",
+        )
+    experts = int(values["experts"] or 1)
+    active_experts = int(values["active_experts"] or 1)
+    if active_experts > experts:
+        raise InvalidWorkload(
+            "model.active_experts", f"must not exceed experts ({experts}), got {active_experts}"
+        )
+    active_params_b = values["active_params_b"]
+    if active_params_b is not None and active_params_b > values["params_b"]:
+        raise InvalidWorkload("model.active_params_b", "must not exceed params_b")
+    max_seq_len = int(values["max_seq_len"] or 1_000_000_000)
+    return ModelArch(
+        name="custom",
+        family="decoder",
+        params_b=float(values["params_b"]),
+        layers=int(values["layers"]),
+        hidden_size=int(values["hidden_size"]),
+        intermediate_size=int(values["intermediate_size"]),
+        attention_heads=heads,
+        kv_heads=kv_heads,
+        vocab_size=int(values["vocab_size"]),
+        max_seq_len=max_seq_len,
+        head_dim=values["head_dim"],
+        experts=experts,
+        active_experts=active_experts,
+        active_params_b=None if active_params_b is None else float(active_params_b),
+        source="explicit architecture in the request",
+    )
+
+
+def _resolve_model(spec: ModelSpec) -> ModelArch:
+    """The architecture a :class:`ModelSpec` names: exactly one of ``name`` or an explicit shape."""
+    given = [f for f in _REQUIRED_ARCH_FIELDS + _OPTIONAL_ARCH_FIELDS if getattr(spec, f) is not None]
+    if spec.name is not None:
+        if given:
+            raise InvalidWorkload(
+                "model", f"give either name or an explicit architecture, not both ({given[0]})"
+            )
+        if not spec.name.strip():
+            raise InvalidWorkload("model.name", "must not be blank")
+        return lookup_model(spec.name)
+    if not given:
+        raise InvalidWorkload(
+            "model", "give a catalog name or an explicit architecture (params_b, layers, ...)"
+        )
+    return _explicit_arch(spec)
+
+
+def _check_positive(w: Workload) -> None:
+    for field in ("batch_size", "seq_len", "gpu_count", "tp", "lora_rank"):
+        value = getattr(w, field)
+        if value is not None and value < 1:
+            raise InvalidWorkload(field, f"must be at least 1, got {value}")
+
+
+def _check_method(w: Workload, arch: ModelArch) -> None:
+    if w.kind == "train" and w.method != "full":
+        raise InvalidWorkload(
+            "method", f"training from scratch updates every weight: use full, not {w.method}"
+        )
+    if w.method == "qlora" and w.precision not in ("nf4", "int4"):
+        raise InvalidWorkload("precision", f"qlora needs a 4-bit base (nf4 or int4), got {w.precision}")
+    if w.kind not in INFERENCE_KINDS and w.method == "full" and w.precision in ("int8", "int4", "nf4"):
+        raise InvalidWorkload(
+            "precision", f"full {w.kind} updates the weights, which cannot be {w.precision}: use lora/qlora"
+        )
+    if w.method != "full" and not arch.is_transformer:
+        raise InvalidWorkload("method", f"LoRA adapters need a transformer model; {arch.name} is not one")
+    if w.method != "full" and w.lora_rank > arch.hidden_size:
+        raise InvalidWorkload(
+            "lora_rank", f"must not exceed the hidden size ({arch.hidden_size}), got {w.lora_rank}"
+        )
+
+
+def _check_layout(w: Workload, arch: ModelArch) -> None:
+    if w.tp > w.gpu_count:
+        raise InvalidWorkload("tp", f"must not exceed gpu_count ({w.gpu_count}), got {w.tp}")
+    if w.gpu_count % w.tp:
+        raise InvalidWorkload("gpu_count", f"must be a multiple of tp ({w.tp}), got {w.gpu_count}")
+    if w.tp > 1 and not arch.is_transformer:
+        raise InvalidWorkload("tp", f"tensor parallelism needs a transformer model; {arch.name} is not one")
+    if arch.is_transformer and arch.attention_heads % w.tp:
+        raise InvalidWorkload(
+            "tp", f"must divide the model's attention heads ({arch.attention_heads}), got {w.tp}"
+        )
+
+
+def _effective_seq_len(w: Workload, arch: ModelArch) -> int:
+    if not arch.is_transformer:
+        return 0
+    if w.seq_len is None:
+        return min(DEFAULT_SEQ_LEN, arch.max_seq_len)
+    if w.seq_len > arch.max_seq_len:
+        raise InvalidWorkload(
+            "seq_len", f"exceeds {arch.name}'s maximum context of {arch.max_seq_len}, got {w.seq_len}"
+        )
+    return w.seq_len
+
+
+def resolve_workload(w: Workload) -> ResolvedWorkload:
+    """Validate ``w`` beyond its types and fill in its defaults.
+
+    Raises :class:`~solver.errors.InvalidWorkload` (or its subclass ``UnknownModel``) naming the field.
+    Settings that do not apply are accepted and ignored: the optimizer, sharding and recomputation of
+    an inference workload, and sharding on a single data-parallel rank.
+    """
+    _check_positive(w)
+    arch = _resolve_model(w.model)
+    _check_method(w, arch)
+    _check_layout(w, arch)
+    seq_len = _effective_seq_len(w, arch)
+    return ResolvedWorkload(
+        kind=w.kind,
+        arch=arch,
+        precision=w.precision,
+        method=w.method,
+        lora_rank=w.lora_rank,
+        optimizer=w.optimizer,
+        sharding=w.sharding,
+        recompute=w.recompute,
+        batch_size=w.batch_size,
+        seq_len=seq_len,
+        gpu_count=w.gpu_count,
+        tp=w.tp,
+        dp=w.gpu_count // w.tp,
+    )
