@@ -11,9 +11,11 @@ from contextlib import asynccontextmanager
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from litestar import Litestar, Router
+from litestar.datastructures import State
 from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 
+from service.openapi_values import document_known_values
 from service.problems import exception_handlers
 from service.routes.common import reject_unknown_query_params
 from service.routes.gpus import get_gpu_handler, list_gpus_handler
@@ -39,16 +41,16 @@ def _scheduler() -> AsyncIOScheduler:
 
 
 def create_app(settings: Settings | None = None, store: Store | None = None) -> Litestar:
-    """Build the app. ``store`` lets tests share an already-open store; otherwise the lifespan opens one."""
+    """Build the app on ``store``, or on the database ``settings`` name (closed when the app shuts down)."""
     config = settings or Settings.from_env()
+    owned = store is None
+    # Opened here, not in the lifespan, so the OpenAPI schema can list the catalog's known values.
+    opened = Store.open(config.db_path) if store is None else store
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        owned = store is None
-        opened = Store.open(config.db_path) if store is None else store
         scheduler = _scheduler()
         scheduler.start()
-        app.state.store = opened
         app.state.scheduler = scheduler
         try:
             yield
@@ -61,9 +63,10 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         path="/v1",
         route_handlers=[list_gpus_handler, get_gpu_handler, list_offers_handler, list_profiles_handler],
     )
-    return Litestar(
+    app = Litestar(
         route_handlers=[health_handler, v1],
         lifespan=[lifespan],
+        state=State({"store": opened}),
         before_request=reject_unknown_query_params,
         exception_handlers=exception_handlers,
         openapi_config=OpenAPIConfig(
@@ -75,3 +78,5 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         ),
         debug=False,
     )
+    document_known_values(app, opened.snapshot)
+    return app

@@ -26,7 +26,10 @@ def list_profiles_handler(
     state: State,
     gpu: Annotated[str | None, QueryParameter(description="GPU id, name or alias", max_length=200)] = None,
     model: Annotated[
-        str | None, QueryParameter(description="Model name or part of it, e.g. 'Llama 3 8B'", max_length=200)
+        str | None,
+        QueryParameter(
+            description="Model name as measured, e.g. 'Llama 3 8B' (case-insensitive)", max_length=200
+        ),
     ] = None,
     task: Annotated[str | None, QueryParameter(description="train or inference", max_length=50)] = None,
     metric: Annotated[

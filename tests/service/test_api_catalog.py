@@ -88,7 +88,7 @@ def test_profiles_for_h100_are_measured_rows_with_sources(client: Client) -> Non
     assert body["total"] > 50
     assert all(p["source"] and p["value"] > 0 for p in body["items"])
     llama = client.get("/v1/profiles", params={"model": "llama 3 8b", "task": "inference"}).json()
-    assert llama["total"] > 0 and all("Llama 3 8B" in p["model"] for p in llama["items"])
+    assert llama["total"] > 0 and all(p["model"] == "Llama 3 8B" for p in llama["items"])
     counted = client.get("/v1/profiles", params={"gpu_count": 8, "limit": 5}).json()
     assert all(p["gpu_count"] == 8 for p in counted["items"])
 

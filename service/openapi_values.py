@@ -1,0 +1,86 @@
+"""Put the catalog's known filter values into the OpenAPI schema as enums.
+
+Filters such as ``provider`` or ``gpu`` only accept values the catalog knows (anything else is a 400
+with close matches). Saying so in the schema lets clients and schema-driven tools (code generators,
+fuzzers) send valid values. The lists are read when the app is built; values added later by a new
+price sheet are accepted too, and appear in the schema after a restart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from litestar import Litestar
+from litestar.openapi.spec import Schema
+
+from service.store import CatalogSnapshot
+
+__all__ = ["document_known_values"]
+
+
+def _gpu_spellings(snapshot: CatalogSnapshot) -> list[str]:
+    names = {*snapshot.gpus, *(g.name for g in snapshot.gpus.values())}
+    names.update(rule.alias for rule in snapshot.alias_rules)
+    return sorted(names, key=str.casefold)
+
+
+def _set_enum(schema: Schema | None, values: Iterable[str]) -> None:
+    if schema is None:
+        return
+    targets = [s for s in (schema.one_of or []) if isinstance(s, Schema) and s.type == "string"] or [schema]
+    for target in targets:
+        target.enum = sorted(values, key=str.casefold)
+
+
+def document_known_values(app: Litestar, snapshot: CatalogSnapshot) -> None:
+    """Mutate the app's OpenAPI document before it is first served."""
+    known = {
+        ("/v1/offers", "gpu"): _gpu_spellings(snapshot),
+        ("/v1/offers", "provider"): sorted(snapshot.providers),
+        ("/v1/offers", "region"): sorted(snapshot.regions),
+        ("/v1/profiles", "gpu"): _gpu_spellings(snapshot),
+        ("/v1/profiles", "model"): sorted(snapshot.profile_models),
+        ("/v1/profiles", "task"): sorted(snapshot.profile_tasks),
+        ("/v1/profiles", "metric"): sorted(snapshot.profile_metrics),
+        ("/v1/profiles", "precision"): sorted(snapshot.profile_precisions),
+        ("/v1/gpus", "vendor"): sorted({g.vendor for g in snapshot.gpus.values()}),
+    }
+    paths = app.openapi_schema.paths or {}
+    for (path, name), values in known.items():
+        item = paths.get(path)
+        operation = item.get if item is not None else None
+        for parameter in (operation.parameters or []) if operation is not None else []:
+            if getattr(parameter, "name", None) == name:
+                _set_enum(getattr(parameter, "schema", None), values)
+    _restore_zero_bounds(app)
+
+
+def _restore_zero_bounds(app: Litestar) -> None:
+    """Litestar drops zero bounds (``ge=0``, ``gt=0``) of optional numbers from the schema; put them back."""
+    paths = app.openapi_schema.paths or {}
+    for route in app.routes:
+        item = paths.get(route.path)
+        if item is None:
+            continue
+        for handler in getattr(route, "route_handlers", []):
+            for method in handler.http_methods:
+                operation = getattr(item, method.lower(), None)
+                if operation is None:
+                    continue
+                by_name = {getattr(p, "name", None): p for p in operation.parameters or []}
+                for name, field in handler.parsed_fn_signature.parameters.items():
+                    kwarg = field.kwarg_definition
+                    parameter = by_name.get(getattr(kwarg, "name", None) or name)
+                    schema = getattr(parameter, "schema", None)
+                    if kwarg is None or not isinstance(schema, Schema):
+                        continue
+                    numeric = [
+                        b
+                        for b in schema.one_of or []
+                        if isinstance(b, Schema) and b.type in ("number", "integer")
+                    ]
+                    for branch in [schema, *numeric]:
+                        if getattr(kwarg, "ge", None) == 0:
+                            branch.minimum = 0
+                        if getattr(kwarg, "gt", None) == 0:
+                            branch.exclusive_minimum = 0
