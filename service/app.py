@@ -77,6 +77,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
             render_plugins=[SwaggerRenderPlugin(path="/"), ScalarRenderPlugin(path="/scalar")],
         ),
         debug=False,
+        logging_config=None,  # the process configures logging (gpuplan serve, uvicorn), not the app
     )
     document_known_values(app, opened.snapshot)
     return app

@@ -43,6 +43,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     os.environ["GPUPLAN_DB"] = args.db
+    logging.getLogger().setLevel(args.log_level.upper())
     # Open (create, migrate, seed) once before serving, so a bad path fails here with a clear message.
     Store.open(args.db).close()
     uvicorn.run(

@@ -6,15 +6,20 @@ import logging
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 logging.getLogger("httpx").setLevel(logging.WARNING)
 
 
+_HERE = Path(__file__).parent
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        item.add_marker(pytest.mark.perf)
+        if _HERE in item.path.parents:
+            item.add_marker(pytest.mark.perf)
 
 
 def percentile_ms(samples: list[float], q: float) -> float:
