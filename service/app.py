@@ -15,15 +15,23 @@ from litestar.datastructures import State
 from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 
-from service.openapi_values import document_known_values
+from service.estimates import MemoryRequest
+from service.openapi_values import (
+    document_body_enum,
+    document_known_values,
+    gpu_spellings,
+    restore_body_zero_bounds,
+)
 from service.problems import exception_handlers
 from service.routes.common import reject_unknown_query_params
+from service.routes.estimates import memory_handler
 from service.routes.gpus import get_gpu_handler, list_gpus_handler
 from service.routes.health import health_handler, package_version
 from service.routes.offers import list_offers_handler
 from service.routes.profiles import list_profiles_handler
 from service.settings import Settings
 from service.store import Store
+from solver.models import list_models
 
 __all__ = ["create_app"]
 
@@ -61,7 +69,13 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
 
     v1 = Router(
         path="/v1",
-        route_handlers=[list_gpus_handler, get_gpu_handler, list_offers_handler, list_profiles_handler],
+        route_handlers=[
+            list_gpus_handler,
+            get_gpu_handler,
+            list_offers_handler,
+            list_profiles_handler,
+            memory_handler,
+        ],
     )
     app = Litestar(
         route_handlers=[health_handler, v1],
@@ -80,4 +94,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         logging_config=None,  # the process configures logging (gpuplan serve, uvicorn), not the app
     )
     document_known_values(app, opened.snapshot)
+    restore_body_zero_bounds(app, [MemoryRequest])
+    document_body_enum(app, "ModelSpec", "name", {n for m in list_models() for n in (m.name, *m.aliases)})
+    document_body_enum(app, "MemoryRequest", "gpu", gpu_spellings(opened.snapshot))
     return app

@@ -8,14 +8,15 @@ price sheet are accepted too, and appear in the schema after a restart.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
+import msgspec
 from litestar import Litestar
 from litestar.openapi.spec import Schema
 
 from service.store import CatalogSnapshot
 
-__all__ = ["document_known_values"]
+__all__ = ["document_body_enum", "document_known_values", "gpu_spellings", "restore_body_zero_bounds"]
 
 
 def _gpu_spellings(snapshot: CatalogSnapshot) -> list[str]:
@@ -27,7 +28,8 @@ def _gpu_spellings(snapshot: CatalogSnapshot) -> list[str]:
 def _set_enum(schema: Schema | None, values: Iterable[str]) -> None:
     if schema is None:
         return
-    targets = [s for s in (schema.one_of or []) if isinstance(s, Schema) and s.type == "string"] or [schema]
+    options = schema.one_of or schema.any_of or []
+    targets = [s for s in options if isinstance(s, Schema) and s.type == "string"] or [schema]
     for target in targets:
         target.enum = sorted(values, key=str.casefold)
 
@@ -84,3 +86,42 @@ def _restore_zero_bounds(app: Litestar) -> None:
                             branch.minimum = 0
                         if getattr(kwarg, "gt", None) == 0:
                             branch.exclusive_minimum = 0
+
+
+def _numeric_branches(schema: Schema) -> list[Schema]:
+    branches = [b for b in schema.one_of or schema.any_of or [] if isinstance(b, Schema)]
+    return [b for b in [schema, *branches] if b.type in ("number", "integer") or b is schema]
+
+
+def restore_body_zero_bounds(app: Litestar, body_types: Sequence[type[msgspec.Struct]]) -> None:
+    """The same zero-bound repair for request-body components, taken from msgspec's own JSON Schema."""
+    components = app.openapi_schema.components.schemas or {}
+    _, truth = msgspec.json.schema_components(body_types)
+    for name, component in truth.items():
+        target = components.get(name)
+        if target is None or not target.properties:
+            continue
+        for prop, prop_schema in component.get("properties", {}).items():
+            options = prop_schema.get("anyOf", [prop_schema])
+            bounds = {k: o[k] for o in options for k in ("minimum", "exclusiveMinimum") if o.get(k) == 0}
+            litestar_prop = target.properties.get(prop)
+            if not bounds or not isinstance(litestar_prop, Schema):
+                continue
+            for branch in _numeric_branches(litestar_prop):
+                if "minimum" in bounds:
+                    branch.minimum = 0
+                if "exclusiveMinimum" in bounds:
+                    branch.exclusive_minimum = 0
+
+
+def document_body_enum(app: Litestar, component_name: str, prop_name: str, values: Iterable[str]) -> None:
+    """List the accepted values of one request-body property (e.g. ``ModelSpec.name``) in the schema."""
+    component = (app.openapi_schema.components.schemas or {}).get(component_name)
+    prop = component.properties.get(prop_name) if component is not None and component.properties else None
+    if isinstance(prop, Schema):
+        _set_enum(prop, values)
+
+
+def gpu_spellings(snapshot: CatalogSnapshot) -> list[str]:
+    """Every id, name and alias a GPU filter or field accepts."""
+    return _gpu_spellings(snapshot)

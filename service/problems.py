@@ -3,19 +3,27 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
-from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR
+from litestar.status_codes import (
+    HTTP_400_BAD_REQUEST,
+    HTTP_422_UNPROCESSABLE_ENTITY,
+    HTTP_500_INTERNAL_SERVER_ERROR,
+)
 from litestar.types import ExceptionHandlersMap
 
 from service.errors import ServiceError
+from solver.errors import InvalidWorkload, SolverError, UnknownModel
 
 __all__ = ["PROBLEM_JSON", "exception_handlers", "problem_response"]
 
 PROBLEM_JSON = "application/problem+json"
 _log = logging.getLogger("gpuplan.problems")
+_UNKNOWN_FIELD = re.compile(r"unknown field `([^`]+)`")
+_MISSING_FIELD = re.compile(r"missing required field `([^`]+)`")
 
 
 def problem_response(
@@ -38,6 +46,19 @@ def _service_error(request: Request[Any, Any, Any], exc: Exception) -> Response[
     return problem_response(request, exc.status_code, exc.title, exc.detail, **exc.extra)
 
 
+def _invalid_workload(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    assert isinstance(exc, InvalidWorkload)
+    extra: dict[str, Any] = {"field": exc.field, "errors": [{"field": exc.field, "message": exc.message}]}
+    if isinstance(exc, UnknownModel):
+        extra["suggestions"] = exc.suggestions
+    return problem_response(request, HTTP_400_BAD_REQUEST, "Invalid request", str(exc), **extra)
+
+
+def _solver_error(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    """A valid request the models cannot answer (e.g. no calibration for that GPU)."""
+    return problem_response(request, HTTP_422_UNPROCESSABLE_ENTITY, "Cannot estimate", str(exc))
+
+
 def _validation_error(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
     """Litestar's own parameter/body validation: name every offending field."""
     assert isinstance(exc, ValidationException)
@@ -45,10 +66,14 @@ def _validation_error(request: Request[Any, Any, Any], exc: Exception) -> Respon
     raw = exc.extra if isinstance(exc.extra, list) else [exc.extra] if exc.extra else []
     for item in raw:
         if isinstance(item, dict):
+            message = str(item.get("message", ""))
             field = str(item.get("key") or item.get("field") or "body")
-            errors.append(
-                {"field": field, "message": str(item.get("message", "")), "source": item.get("source")}
-            )
+            named = _UNKNOWN_FIELD.search(message) or _MISSING_FIELD.search(message)
+            if field == "data":  # Litestar names the whole body "data"; say which part of it
+                field = named.group(1) if named else "body"
+            elif named:
+                field = f"{field}.{named.group(1)}"
+            errors.append({"field": field, "message": message, "source": item.get("source")})
     if errors:
         detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
     else:
@@ -61,6 +86,15 @@ def _validation_error(request: Request[Any, Any, Any], exc: Exception) -> Respon
 
 def _http_error(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
     assert isinstance(exc, HTTPException)
+    if exc.status_code == HTTP_400_BAD_REQUEST:  # e.g. a body that is not JSON at all
+        return problem_response(
+            request,
+            HTTP_400_BAD_REQUEST,
+            "Invalid request",
+            f"body: {exc.detail}",
+            field="body",
+            errors=[{"field": "body", "message": exc.detail, "source": "body"}],
+        )
     title = {404: "Not found", 405: "Method not allowed", 413: "Request too large"}.get(
         exc.status_code, "Error"
     )
@@ -83,6 +117,8 @@ def _unexpected_error(request: Request[Any, Any, Any], exc: Exception) -> Respon
 
 exception_handlers: ExceptionHandlersMap = {
     ServiceError: _service_error,
+    InvalidWorkload: _invalid_workload,
+    SolverError: _solver_error,
     ValidationException: _validation_error,
     HTTPException: _http_error,
     Exception: _unexpected_error,
