@@ -19,6 +19,7 @@ from solver.models import ModelArch, lookup_model
 __all__ = [
     "DEFAULT_SEQ_LEN",
     "INFERENCE_KINDS",
+    "JobSpec",
     "Method",
     "ModelSpec",
     "Optimizer",
@@ -81,8 +82,12 @@ _REQUIRED_ARCH_FIELDS: Final = (
 _OPTIONAL_ARCH_FIELDS: Final = ("max_seq_len", "head_dim", "experts", "active_experts", "active_params_b")
 
 
-class Workload(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    """A deep-learning job to size: what runs, on which model, how, and on how many GPUs."""
+class JobSpec(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """What runs and how, without the parallel layout: shared by memory/throughput queries and plans.
+
+    A plan request is a ``JobSpec`` (the planner chooses GPU count, tensor parallelism and sharding);
+    a :class:`Workload` adds that layout.
+    """
 
     kind: Annotated[
         WorkloadKind,
@@ -98,15 +103,6 @@ class Workload(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     method: Annotated[Method, Meta(description="full, lora, or qlora (LoRA on a 4-bit base).")] = "full"
     lora_rank: Annotated[int, Meta(ge=1, le=4096, description="LoRA rank r.")] = 8
     optimizer: Annotated[Optimizer, Meta(description="Optimizer (training kinds only).")] = "adamw"
-    sharding: Annotated[
-        Sharding,
-        Meta(
-            description=(
-                "ZeRO/FSDP stage over the data-parallel group: zero1 shards optimizer state, zero2 also"
-                " gradients, zero3 also weights."
-            )
-        ),
-    ] = "none"
     recompute: Annotated[
         Recompute,
         Meta(
@@ -123,6 +119,20 @@ class Workload(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
         ]
         | None
     ) = None
+
+
+class Workload(JobSpec, forbid_unknown_fields=True, kw_only=True):
+    """A deep-learning job to size: what runs, on which model, how, and on how many GPUs."""
+
+    sharding: Annotated[
+        Sharding,
+        Meta(
+            description=(
+                "ZeRO/FSDP stage over the data-parallel group: zero1 shards optimizer state, zero2 also"
+                " gradients, zero3 also weights."
+            )
+        ),
+    ] = "none"
     gpu_count: Annotated[_Count, Meta(description="GPUs in the job.")] = 1
     tp: Annotated[int, Meta(ge=1, le=1024, description="Tensor-parallel degree (divides gpu_count).")] = 1
 
