@@ -3,8 +3,9 @@
 Hierarchy::
 
     SolverError                 base of every error the solver raises on purpose
-     └── InvalidWorkload        a workload field is malformed or contradicts another (an HTTP 400)
-          └── UnknownModel      ``model.name`` is not in the catalog (carries close matches)
+     ├── InvalidWorkload        a workload field is malformed or contradicts another (an HTTP 400)
+     │    └── UnknownModel      ``model.name`` is not in the catalog (carries close matches)
+     └── ThroughputUnavailable  no measured row or calibration covers a (model, task, precision, GPU)
 
 ``service/`` maps each class once to an RFC 9457 problem; nothing here knows about HTTP. Add new
 classes at the end of this file, each with a one-line "what/when" docstring, and extend the tree.
@@ -12,7 +13,7 @@ classes at the end of this file, each with a one-line "what/when" docstring, and
 
 from __future__ import annotations
 
-__all__ = ["InvalidWorkload", "SolverError", "UnknownModel"]
+__all__ = ["InvalidWorkload", "SolverError", "ThroughputUnavailable", "UnknownModel"]
 
 
 class SolverError(Exception):
@@ -46,3 +47,7 @@ class UnknownModel(InvalidWorkload):
 
     def __repr__(self) -> str:
         return f"UnknownModel(name={self.name!r}, suggestions={self.suggestions!r})"
+
+
+class ThroughputUnavailable(SolverError):
+    """No measured row or calibration supports a throughput for this model, task, precision and GPU."""
