@@ -15,7 +15,7 @@ from litestar.datastructures import State
 from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 
-from service.estimates import MemoryRequest
+from service.estimates import MemoryRequest, ThroughputRequest
 from service.openapi_values import (
     document_body_enum,
     document_known_values,
@@ -24,7 +24,7 @@ from service.openapi_values import (
 )
 from service.problems import exception_handlers
 from service.routes.common import reject_unknown_query_params
-from service.routes.estimates import memory_handler
+from service.routes.estimates import memory_handler, throughput_handler
 from service.routes.gpus import get_gpu_handler, list_gpus_handler
 from service.routes.health import health_handler, package_version
 from service.routes.offers import list_offers_handler
@@ -75,6 +75,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
             list_offers_handler,
             list_profiles_handler,
             memory_handler,
+            throughput_handler,
         ],
     )
     app = Litestar(
@@ -94,7 +95,8 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         logging_config=None,  # the process configures logging (gpuplan serve, uvicorn), not the app
     )
     document_known_values(app, opened.snapshot)
-    restore_body_zero_bounds(app, [MemoryRequest])
+    restore_body_zero_bounds(app, [MemoryRequest, ThroughputRequest])
     document_body_enum(app, "ModelSpec", "name", {n for m in list_models() for n in (m.name, *m.aliases)})
     document_body_enum(app, "MemoryRequest", "gpu", gpu_spellings(opened.snapshot))
+    document_body_enum(app, "ThroughputRequest", "gpu", gpu_spellings(opened.snapshot))
     return app

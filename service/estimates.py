@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
+from typing import Annotated, Literal
+
 import msgspec
 
+from pricing.interconnect import derive_interconnect
+from service.errors import InvalidParameter
 from service.gpu_lookup import resolve_gpu_names
 from service.store import Store
+from solver.gpus import GpuSpec, Interconnect
 from solver.memory import GpuFit, MemoryBand, MemoryBreakdown, estimate_memory, fit_on
+from solver.throughput import ProfileSource, estimate_throughput
 from solver.workload import Workload, resolve_workload
 
-__all__ = ["MemoryRequest", "MemoryResponse", "estimate_memory_for"]
+__all__ = [
+    "MemoryRequest",
+    "MemoryResponse",
+    "ThroughputRequest",
+    "ThroughputResponse",
+    "estimate_memory_for",
+    "estimate_throughput_for",
+    "one_gpu",
+]
 
 
 class MemoryRequest(Workload, forbid_unknown_fields=True, kw_only=True):
@@ -59,4 +73,90 @@ def estimate_memory_for(store: Store, request: MemoryRequest) -> MemoryResponse:
         breakdown=estimate.breakdown,
         assumptions=estimate.assumptions,
         fits=fits,
+    )
+
+
+class ThroughputRequest(Workload, forbid_unknown_fields=True, kw_only=True):
+    """A workload on ``gpu_count`` GPUs of one type (``gpu``), linked by ``interconnect``.
+
+    ``interconnect`` defaults to what that GPU's instances usually have (the offers' derivation rule:
+    SXM/OAM boards of 8 → nvswitch, PCIe cards → pcie, one GPU → none).
+    """
+
+    gpu: Annotated[
+        str, msgspec.Meta(min_length=1, max_length=200, description="GPU id, name or alias (one GPU).")
+    ]
+    interconnect: Interconnect | None = None
+    output_len: (
+        Annotated[
+            int,
+            msgspec.Meta(ge=1, le=10_000_000, description="batch_inference: tokens generated per request."),
+        ]
+        | None
+    ) = None
+
+
+class ThroughputResponse(msgspec.Struct, kw_only=True):
+    """A throughput with its provenance: ``measured`` cites the matching rows; ``derived`` says how."""
+
+    value: float
+    unit: str
+    provenance: Literal["measured", "derived"]
+    route: str
+    sources: list[ProfileSource]
+    confidence: Literal["high", "medium", "low"]
+    confidence_score: float
+    method: str
+    model: str
+    gpu: str
+    gpu_count: int
+    interconnect: Interconnect
+    interconnect_derived: bool
+
+
+def one_gpu(store: Store, name: str, field: str = "gpu") -> GpuSpec:
+    """Exactly one catalog GPU for ``name``; a 400 listing the variants when the alias is ambiguous."""
+    ids = resolve_gpu_names(store.snapshot, name, field=field)
+    if len(ids) > 1:
+        raise InvalidParameter(
+            field, f"{name!r} names several GPUs ({', '.join(ids)}); choose one", candidates=ids
+        )
+    return store.snapshot.gpus[ids[0]]
+
+
+def estimate_throughput_for(store: Store, request: ThroughputRequest) -> ThroughputResponse:
+    """Validate, then estimate the workload's throughput on the requested GPUs."""
+    gpu = one_gpu(store, request.gpu)
+    resolved = resolve_workload(request)
+    derived = request.interconnect is None
+    interconnect: Interconnect = (
+        derive_interconnect(gpu, request.gpu_count, "")[0]
+        if request.interconnect is None
+        else request.interconnect
+    )
+    snapshot = store.snapshot
+    estimate = estimate_throughput(
+        resolved,
+        gpu,
+        request.gpu_count,
+        interconnect,
+        snapshot.profiles,
+        snapshot.gpus,
+        output_len=request.output_len,
+        index=store.profile_index,
+    )
+    return ThroughputResponse(
+        value=estimate.value,
+        unit=estimate.unit,
+        provenance=estimate.provenance,
+        route=estimate.route,
+        sources=estimate.sources,
+        confidence=estimate.confidence,
+        confidence_score=estimate.confidence_score,
+        method=estimate.method,
+        model=resolved.arch.name,
+        gpu=gpu.gpu_id,
+        gpu_count=request.gpu_count,
+        interconnect=interconnect,
+        interconnect_derived=derived,
     )

@@ -21,7 +21,9 @@ from pricing.aliases import AliasRule, AliasTable
 from service.errors import StoreUnavailable
 from service.migrations import apply_migrations, current_schema_version
 from service.seed import SeedReport, ensure_seeded
+from solver.calibration import ProfileIndex
 from solver.gpus import GpuSpec
+from solver.profiles import MeasuredProfile
 
 __all__ = ["CatalogSnapshot", "Store"]
 
@@ -42,6 +44,7 @@ class CatalogSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     profile_precisions: frozenset[str]
     current_offer_count: int
     price_sheet_versions: int
+    profiles: tuple[MeasuredProfile, ...]
 
     def alias_table(self) -> AliasTable:
         return AliasTable(self.alias_rules)
@@ -54,6 +57,16 @@ def _strings(cur: duckdb.DuckDBPyConnection, sql: str) -> frozenset[str]:
 def _count(cur: duckdb.DuckDBPyConnection, sql: str) -> int:
     row = cur.execute(sql).fetchone()
     return int(row[0]) if row else 0
+
+
+_PROFILE_FIELDS = MeasuredProfile.__struct_fields__
+
+
+def _read_profiles(cur: duckdb.DuckDBPyConnection) -> tuple[MeasuredProfile, ...]:
+    rows = cur.execute(
+        f"SELECT {', '.join(_PROFILE_FIELDS)} FROM throughput_profiles ORDER BY profile_id"
+    ).fetchall()
+    return tuple(MeasuredProfile(**dict(zip(_PROFILE_FIELDS, row, strict=True))) for row in rows)
 
 
 def _read_snapshot(cur: duckdb.DuckDBPyConnection) -> CatalogSnapshot:
@@ -86,6 +99,7 @@ def _read_snapshot(cur: duckdb.DuckDBPyConnection) -> CatalogSnapshot:
         profile_tasks=_strings(cur, "SELECT DISTINCT task FROM throughput_profiles"),
         profile_metrics=_strings(cur, "SELECT DISTINCT metric FROM throughput_profiles"),
         profile_precisions=_strings(cur, "SELECT DISTINCT precision FROM throughput_profiles"),
+        profiles=_read_profiles(cur),
         current_offer_count=_count(cur, "SELECT count(*) FROM current_offers"),
         price_sheet_versions=_count(cur, "SELECT count(*) FROM price_sheets"),
     )
@@ -101,6 +115,7 @@ class Store:
         self._snapshot_lock = threading.Lock()
         with self.cursor() as cur:
             self._snapshot = _read_snapshot(cur)
+        self._profile_index: ProfileIndex | None = None
 
     @classmethod
     def open(cls, path: str) -> Store:
@@ -152,6 +167,15 @@ class Store:
         """Re-read the snapshot after a write (a new sheet, new profiles)."""
         with self.cursor() as cur, self._snapshot_lock:
             self._snapshot = _read_snapshot(cur)
+            self._profile_index = None
+
+    @property
+    def profile_index(self) -> ProfileIndex:
+        """The measured profiles indexed for the throughput model, built once per snapshot."""
+        with self._snapshot_lock:
+            if self._profile_index is None:
+                self._profile_index = ProfileIndex(self._snapshot.profiles, self._snapshot.gpus)
+            return self._profile_index
 
     def schema_version(self) -> int:
         with self.cursor() as cur:

@@ -1,4 +1,4 @@
-"""POST /v1/memory: the per-GPU memory a workload needs, and which GPUs it fits."""
+"""POST /v1/memory and POST /v1/throughput: what a workload needs and how fast it runs."""
 
 from __future__ import annotations
 
@@ -6,10 +6,17 @@ from litestar import post
 from litestar.datastructures import State
 from litestar.params import JSONBody
 
-from service.estimates import MemoryRequest, MemoryResponse, estimate_memory_for
+from service.estimates import (
+    MemoryRequest,
+    MemoryResponse,
+    ThroughputRequest,
+    ThroughputResponse,
+    estimate_memory_for,
+    estimate_throughput_for,
+)
 from service.routes.common import problem_responses, store_from
 
-__all__ = ["memory_handler"]
+__all__ = ["memory_handler", "throughput_handler"]
 
 
 @post(
@@ -24,3 +31,18 @@ def memory_handler(state: State, data: JSONBody[MemoryRequest]) -> MemoryRespons
     """Per-GPU peak memory (allocated + runtime overhead) with a band and a breakdown, and the fit on
     the given GPU (every variant of an alias such as ``H100``) or on every catalog GPU."""
     return estimate_memory_for(store_from(state), data)
+
+
+@post(
+    "/throughput",
+    operation_id="estimateThroughput",
+    tags=["estimates"],
+    status_code=200,
+    sync_to_thread=True,
+    responses=problem_responses(400, 422),
+)
+def throughput_handler(state: State, data: JSONBody[ThroughputRequest]) -> ThroughputResponse:
+    """Throughput of the workload on ``gpu_count`` × ``gpu`` in the task's unit, with ``provenance``
+    (measured rows cited, or derived with the method), the rows used and a confidence. 422 when no
+    measured row or calibration supports an estimate (e.g. fp8 on a GPU without fp8 tensor cores)."""
+    return estimate_throughput_for(store_from(state), data)
