@@ -22,16 +22,19 @@ from service.openapi_values import (
     gpu_spellings,
     restore_body_zero_bounds,
 )
+from service.plans import PlanService
 from service.problems import exception_handlers
 from service.routes.common import reject_unknown_query_params
 from service.routes.estimates import memory_handler, throughput_handler
 from service.routes.gpus import get_gpu_handler, list_gpus_handler
 from service.routes.health import health_handler, package_version
 from service.routes.offers import list_offers_handler
+from service.routes.plans import create_plan_handler, get_plan_handler
 from service.routes.profiles import list_profiles_handler
 from service.settings import Settings
 from service.store import Store
 from solver.models import list_models
+from solver.plan_spec import PlanRequest
 
 __all__ = ["create_app"]
 
@@ -76,12 +79,16 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
             list_profiles_handler,
             memory_handler,
             throughput_handler,
+            create_plan_handler,
+            get_plan_handler,
         ],
     )
     app = Litestar(
         route_handlers=[health_handler, v1],
         lifespan=[lifespan],
-        state=State({"store": opened}),
+        state=State(
+            {"store": opened, "plan_service": PlanService(opened, time_limit_s=config.plan_time_limit_s)}
+        ),
         before_request=reject_unknown_query_params,
         exception_handlers=exception_handlers,
         openapi_config=OpenAPIConfig(
@@ -95,7 +102,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         logging_config=None,  # the process configures logging (gpuplan serve, uvicorn), not the app
     )
     document_known_values(app, opened.snapshot)
-    restore_body_zero_bounds(app, [MemoryRequest, ThroughputRequest])
+    restore_body_zero_bounds(app, [MemoryRequest, ThroughputRequest, PlanRequest])
     document_body_enum(app, "ModelSpec", "name", {n for m in list_models() for n in (m.name, *m.aliases)})
     document_body_enum(app, "MemoryRequest", "gpu", gpu_spellings(opened.snapshot))
     document_body_enum(app, "ThroughputRequest", "gpu", gpu_spellings(opened.snapshot))

@@ -16,9 +16,11 @@ import msgspec
 from tabulate import tabulate
 
 from service.catalog import OFFER_SORTS, GpuQuery, OfferQuery, db_stats, list_gpus, list_offers
+from service.cli_plan import register as register_plan
 from service.errors import ServiceError
 from service.settings import Settings
 from service.store import Store
+from solver.errors import InvalidWorkload
 
 __all__ = ["main"]
 
@@ -222,6 +224,9 @@ def _parser() -> argparse.ArgumentParser:
     offers.add_argument("--offset", type=int, default=0)
     offers.add_argument("--json", action="store_true", help="print JSON")
     offers.set_defaults(func=_cmd_offers)
+
+    register_plan(sub)
+
     return parser
 
 
@@ -239,6 +244,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ServiceError as exc:
         print(f"gpuplan: {exc.detail}", file=sys.stderr)
         return 2 if exc.status_code == 400 else 1
+    except InvalidWorkload as exc:
+        print(f"gpuplan: {exc}", file=sys.stderr)
+        return 2
     return result
 
 

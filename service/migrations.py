@@ -152,7 +152,20 @@ _V1: Final = (
         SELECT o.* FROM offers o JOIN current_sheets s ON o.version = s.version AND s.kind = 'rental'""",
 )
 
-MIGRATIONS: Final[tuple[Migration, ...]] = ((1, "catalog, price sheets, profiles, seed state", _V1),)
+_V2: Final = (
+    """CREATE TABLE plans (
+        plan_id VARCHAR PRIMARY KEY,
+        created_at TIMESTAMPTZ NOT NULL,
+        kind VARCHAR NOT NULL,
+        request JSON NOT NULL,
+        plan JSON NOT NULL
+    )""",
+)
+
+MIGRATIONS: Final[tuple[Migration, ...]] = (
+    (1, "catalog, price sheets, profiles, seed state", _V1),
+    (2, "stored plans", _V2),
+)
 
 
 def current_schema_version(cur: duckdb.DuckDBPyConnection) -> int:

@@ -16,7 +16,7 @@ from litestar.status_codes import (
 from litestar.types import ExceptionHandlersMap
 
 from service.errors import ServiceError
-from solver.errors import InvalidWorkload, SolverError, UnknownModel
+from solver.errors import InvalidWorkload, NoFeasiblePlan, SolverError, UnknownModel
 
 __all__ = ["PROBLEM_JSON", "exception_handlers", "problem_response"]
 
@@ -52,6 +52,17 @@ def _invalid_workload(request: Request[Any, Any, Any], exc: Exception) -> Respon
     if isinstance(exc, UnknownModel):
         extra["suggestions"] = exc.suggestions
     return problem_response(request, HTTP_400_BAD_REQUEST, "Invalid request", str(exc), **extra)
+
+
+def _no_feasible_plan(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    assert isinstance(exc, NoFeasiblePlan)
+    rejected = [
+        {"gpu": gpu, "reasons": [{"reason": reason, "detail": detail} for reason, detail in reasons]}
+        for gpu, reasons in exc.rejected.items()
+    ]
+    return problem_response(
+        request, HTTP_422_UNPROCESSABLE_ENTITY, "No feasible plan", str(exc), rejected=rejected
+    )
 
 
 def _solver_error(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
@@ -118,6 +129,7 @@ def _unexpected_error(request: Request[Any, Any, Any], exc: Exception) -> Respon
 exception_handlers: ExceptionHandlersMap = {
     ServiceError: _service_error,
     InvalidWorkload: _invalid_workload,
+    NoFeasiblePlan: _no_feasible_plan,
     SolverError: _solver_error,
     ValidationException: _validation_error,
     HTTPException: _http_error,

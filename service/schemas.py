@@ -161,6 +161,16 @@ class FieldError(msgspec.Struct, kw_only=True):
     source: str | None = None
 
 
+class RejectionReason(msgspec.Struct, kw_only=True):
+    reason: str
+    detail: str
+
+
+class GpuRejection(msgspec.Struct, kw_only=True):
+    gpu: str
+    reasons: list[RejectionReason]
+
+
 class Problem(msgspec.Struct, kw_only=True):
     """An RFC 9457 problem: ``field``/``errors`` name the offending input on a 400."""
 
@@ -173,3 +183,4 @@ class Problem(msgspec.Struct, kw_only=True):
     errors: list[FieldError] | None = None
     suggestions: list[str] | None = None
     candidates: list[str] | None = None
+    rejected: list[GpuRejection] | None = None

@@ -24,10 +24,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     host: str = "127.0.0.1"
     port: int = 8000
     log_level: str = "INFO"
+    plan_time_limit_s: float = 5.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
-        """Settings from ``GPUPLAN_DB``, ``GPUPLAN_HOST``, ``GPUPLAN_PORT`` and ``GPUPLAN_LOG_LEVEL``."""
+        """Settings from ``GPUPLAN_DB``, ``GPUPLAN_HOST``, ``GPUPLAN_PORT``, ``GPUPLAN_LOG_LEVEL`` and
+        ``GPUPLAN_PLAN_TIME_LIMIT_S`` (the MILP time limit per plan)."""
         source = os.environ if env is None else env
         port_text = source.get("GPUPLAN_PORT", "8000")
         try:
@@ -39,7 +41,17 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         level = source.get("GPUPLAN_LOG_LEVEL", "INFO").upper()
         if level not in _LOG_LEVELS:
             raise ValueError(f"GPUPLAN_LOG_LEVEL must be one of {', '.join(_LOG_LEVELS)}, got {level!r}")
+        limit_text = source.get("GPUPLAN_PLAN_TIME_LIMIT_S", "5")
+        try:
+            limit = float(limit_text)
+        except ValueError:
+            raise ValueError(
+                f"GPUPLAN_PLAN_TIME_LIMIT_S must be a number of seconds, got {limit_text!r}"
+            ) from None
+        if not 0 < limit <= 600:
+            raise ValueError(f"GPUPLAN_PLAN_TIME_LIMIT_S must be in (0, 600], got {limit}")
         return cls(
+            plan_time_limit_s=limit,
             db_path=source.get("GPUPLAN_DB", DEFAULT_DB_PATH),
             host=source.get("GPUPLAN_HOST", "127.0.0.1"),
             port=port,

@@ -12,12 +12,14 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
 import msgspec
 
 from pricing.aliases import AliasRule, AliasTable
+from pricing.offers import RentalOffer
 from service.errors import StoreUnavailable
 from service.migrations import apply_migrations, current_schema_version
 from service.seed import SeedReport, ensure_seeded
@@ -25,9 +27,26 @@ from solver.calibration import ProfileIndex
 from solver.gpus import GpuSpec
 from solver.profiles import MeasuredProfile
 
-__all__ = ["CatalogSnapshot", "Store"]
+__all__ = ["CatalogSnapshot", "CurrentOffer", "SheetInfo", "Store"]
 
 _log = logging.getLogger("gpuplan.store")
+
+
+class CurrentOffer(msgspec.Struct, frozen=True, kw_only=True):
+    """An offer of a current rental sheet, with the sheet version it belongs to."""
+
+    offer: RentalOffer
+    sheet_version: int
+
+
+class SheetInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """One current price-sheet version (the latest of its source and kind)."""
+
+    version: int
+    source: str
+    kind: str
+    fetched_at: datetime
+    content_hash: str
 
 
 class CatalogSnapshot(msgspec.Struct, frozen=True, kw_only=True):
@@ -45,6 +64,8 @@ class CatalogSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     current_offer_count: int
     price_sheet_versions: int
     profiles: tuple[MeasuredProfile, ...]
+    offers: tuple[CurrentOffer, ...]
+    sheets: tuple[SheetInfo, ...]
 
     def alias_table(self) -> AliasTable:
         return AliasTable(self.alias_rules)
@@ -67,6 +88,33 @@ def _read_profiles(cur: duckdb.DuckDBPyConnection) -> tuple[MeasuredProfile, ...
         f"SELECT {', '.join(_PROFILE_FIELDS)} FROM throughput_profiles ORDER BY profile_id"
     ).fetchall()
     return tuple(MeasuredProfile(**dict(zip(_PROFILE_FIELDS, row, strict=True))) for row in rows)
+
+
+_OFFER_FIELDS = RentalOffer.__struct_fields__
+
+
+def _read_offers(cur: duckdb.DuckDBPyConnection) -> tuple[CurrentOffer, ...]:
+    rows = cur.execute(
+        f"SELECT version, {', '.join(_OFFER_FIELDS)} FROM current_offers ORDER BY offer_id"
+    ).fetchall()
+    return tuple(
+        CurrentOffer(
+            offer=RentalOffer(**dict(zip(_OFFER_FIELDS, row[1:], strict=True))), sheet_version=int(row[0])
+        )
+        for row in rows
+    )
+
+
+def _read_sheets(cur: duckdb.DuckDBPyConnection) -> tuple[SheetInfo, ...]:
+    rows = cur.execute(
+        "SELECT version, source, kind, fetched_at, content_hash FROM current_sheets ORDER BY version"
+    ).fetchall()
+    return tuple(
+        SheetInfo(
+            version=int(v), source=str(src), kind=str(kind), fetched_at=fetched, content_hash=str(digest)
+        )
+        for v, src, kind, fetched, digest in rows
+    )
 
 
 def _read_snapshot(cur: duckdb.DuckDBPyConnection) -> CatalogSnapshot:
@@ -100,6 +148,8 @@ def _read_snapshot(cur: duckdb.DuckDBPyConnection) -> CatalogSnapshot:
         profile_metrics=_strings(cur, "SELECT DISTINCT metric FROM throughput_profiles"),
         profile_precisions=_strings(cur, "SELECT DISTINCT precision FROM throughput_profiles"),
         profiles=_read_profiles(cur),
+        offers=_read_offers(cur),
+        sheets=_read_sheets(cur),
         current_offer_count=_count(cur, "SELECT count(*) FROM current_offers"),
         price_sheet_versions=_count(cur, "SELECT count(*) FROM price_sheets"),
     )

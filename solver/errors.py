@@ -5,7 +5,8 @@ Hierarchy::
     SolverError                 base of every error the solver raises on purpose
      ├── InvalidWorkload        a workload field is malformed or contradicts another (an HTTP 400)
      │    └── UnknownModel      ``model.name`` is not in the catalog (carries close matches)
-     └── ThroughputUnavailable  no measured row or calibration covers a (model, task, precision, GPU)
+     ├── ThroughputUnavailable  no measured row or calibration covers a (model, task, precision, GPU)
+     └── NoFeasiblePlan         no configuration runs the workload within its limits (an HTTP 422)
 
 ``service/`` maps each class once to an RFC 9457 problem; nothing here knows about HTTP. Add new
 classes at the end of this file, each with a one-line "what/when" docstring, and extend the tree.
@@ -13,7 +14,7 @@ classes at the end of this file, each with a one-line "what/when" docstring, and
 
 from __future__ import annotations
 
-__all__ = ["InvalidWorkload", "SolverError", "ThroughputUnavailable", "UnknownModel"]
+__all__ = ["InvalidWorkload", "NoFeasiblePlan", "SolverError", "ThroughputUnavailable", "UnknownModel"]
 
 
 class SolverError(Exception):
@@ -51,3 +52,14 @@ class UnknownModel(InvalidWorkload):
 
 class ThroughputUnavailable(SolverError):
     """No measured row or calibration supports a throughput for this model, task, precision and GPU."""
+
+
+class NoFeasiblePlan(SolverError):
+    """No configuration can run the workload within its limits; ``rejected`` says why, per GPU type.
+
+    ``rejected`` maps a GPU id to ``[(reason, detail), …]``.
+    """
+
+    def __init__(self, message: str, rejected: dict[str, list[tuple[str, str]]]) -> None:
+        super().__init__(message)
+        self.rejected = rejected

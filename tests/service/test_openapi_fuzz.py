@@ -21,7 +21,7 @@ schema = schemathesis.openapi.from_asgi(
     "/schema/openapi.json", create_app(Settings(db_path=":memory:"), store=Store.open(":memory:"))
 )
 
-_CROSS_FIELD_BODIES = {("POST", "/v1/memory"), ("POST", "/v1/throughput")}
+_CROSS_FIELD_BODIES = {("POST", "/v1/memory"), ("POST", "/v1/throughput"), ("POST", "/v1/plans")}
 
 
 @schema.parametrize()

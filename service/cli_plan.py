@@ -1,0 +1,132 @@
+"""``gpuplan plan workload.json``: plan a workload from a JSON file (the POST /v1/plans body)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from tabulate import tabulate
+
+from service.errors import InvalidParameter
+from service.plan_schemas import PlanOut
+from service.plans import PlanService
+from service.store import Store
+from solver.errors import NoFeasiblePlan
+from solver.plan_spec import PlanRequest
+
+__all__ = ["register"]
+
+
+def _read_request(path: str) -> PlanRequest:
+    try:
+        raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    except OSError as exc:
+        raise InvalidParameter("workload", f"cannot read {path!r}: {exc.strerror}") from None
+    try:
+        return msgspec.json.decode(raw, type=PlanRequest)
+    except msgspec.ValidationError as exc:
+        message = str(exc)
+        field = message.rsplit("at `$.", 1)[1].rstrip("`") if "at `$." in message else "workload"
+        raise InvalidParameter(field, message) from None
+    except msgspec.DecodeError as exc:
+        raise InvalidParameter("workload", f"{path!r} is not valid JSON: {exc}") from None
+
+
+def _money(value: float) -> str:
+    return f"${value:,.2f}"
+
+
+def _print_plan(plan: PlanOut) -> None:
+    choice, estimate, cost = plan.choice, plan.estimate, plan.cost
+    where = (
+        f"{choice.offer.provider} {choice.offer.instance_type} ({choice.offer.region}), "
+        f"{choice.offer.pricing.replace('_', '-')} {_money(choice.offer.price_per_hour_usd)}/h per instance"
+        if choice.offer
+        else f"owned, {_money(choice.owned.usd_per_busy_gpu_hour)} per busy GPU-hour"
+        if choice.owned
+        else ""
+    )
+    throughput = estimate.throughput
+    rows: list[tuple[str, Any]] = [
+        ("plan", plan.plan_id),
+        ("model", f"{plan.model} ({plan.kind})"),
+        (
+            "choice",
+            f"{choice.gpu_count} x {choice.gpu_name} in {choice.instances} instance(s), tp={choice.tp}, "
+            f"sharding={choice.sharding}",
+        ),
+        ("from", where),
+        ("hours", f"{estimate.hours:,.2f} (billable {cost.billable_hours:,.2f})"),
+        ("total cost", _money(cost.total_usd)),
+        (
+            "throughput",
+            f"{throughput.value:,.0f} {throughput.unit} ({throughput.provenance}, "
+            f"{throughput.confidence} confidence)",
+        ),
+        ("memory per GPU", f"{estimate.memory.per_gpu_gib:,.1f} of {estimate.memory.capacity_gib:g} GiB"),
+        (
+            "solver",
+            f"{plan.solver.status}, {plan.solver.candidates} candidates, {plan.solver.milp_variables} on the "
+            f"Pareto front, {plan.solver.total_ms:,.0f} ms",
+        ),
+    ]
+    print(tabulate(rows, tablefmt="plain"))
+    if plan.alternatives:
+        print("\nalternatives")
+        print(
+            tabulate(
+                [
+                    (
+                        a.rank,
+                        a.gpu,
+                        a.gpu_count,
+                        a.provider or a.acquisition,
+                        f"{a.hours:,.1f}",
+                        _money(a.cost_usd),
+                        a.why,
+                    )
+                    for a in plan.alternatives
+                ],
+                headers=["#", "GPU", "GPUs", "from", "hours", "cost", "why it lost"],
+            )
+        )
+    if plan.rejected:
+        print(f"\n{len(plan.rejected)} GPU types cannot be used, e.g.:")
+        for rejected in plan.rejected[:8]:
+            print(f"  {rejected.gpu_name}: " + "; ".join(f"{r.reason}: {r.detail}" for r in rejected.reasons))
+    for warning in plan.price_sheet.warnings:
+        print(f"\nwarning: {warning}")
+
+
+def _cmd_plan(args: argparse.Namespace) -> int:
+    request = _read_request(args.workload)
+    store = Store.open(args.db)
+    try:
+        try:
+            plan = PlanService(store).create(request)
+        except NoFeasiblePlan as exc:
+            print(f"gpuplan: {exc}", file=sys.stderr)
+            for gpu, reasons in exc.rejected.items():
+                print(f"  {gpu}: " + "; ".join(f"{r}: {d}" for r, d in reasons), file=sys.stderr)
+            return 3
+    finally:
+        store.close()
+    if args.json:
+        print(msgspec.json.encode(plan).decode())
+    else:
+        _print_plan(plan)
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add the ``plan`` subcommand to the CLI's subparsers."""
+    parser = sub.add_parser(
+        "plan", help="plan a workload (a POST /v1/plans JSON body in a file, or - for stdin)"
+    )
+    parser.add_argument("workload", help="JSON file with the workload, work and constraints")
+    parser.add_argument("--db", default=argparse.SUPPRESS)
+    parser.add_argument("--json", action="store_true", help="print the plan as JSON")
+    parser.set_defaults(func=_cmd_plan)

@@ -1,0 +1,224 @@
+"""Render a :class:`~solver.planner.PlanResult` as the API's :class:`~service.plan_schemas.PlanOut`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from service.plan_schemas import (
+    AlternativeOut,
+    ChoiceOut,
+    CostOut,
+    EstimateOut,
+    MemoryOut,
+    OfferRef,
+    OwnedRef,
+    ParetoPoint,
+    PlanOut,
+    PriceSheetsOut,
+    PriceSheetUse,
+    RejectedGpu,
+    RejectionOut,
+    SolverOut,
+    ThroughputOut,
+)
+from service.store import CatalogSnapshot
+from solver.candidates import Candidate
+from solver.plan_spec import PlanRequest
+from solver.planner import PlanResult
+from solver.workload import ResolvedWorkload
+
+__all__ = ["PRICE_AGE_WARNING_HOURS", "render_plan"]
+
+PRICE_AGE_WARNING_HOURS = 24 * 30
+"""Prices older than this are flagged in ``price_sheet.warnings``."""
+
+
+def _sheet_version(snapshot: CatalogSnapshot, supply_id: str) -> int | None:
+    offer_id = supply_id.split(":", 1)[0]
+    for current in snapshot.offers:
+        if current.offer.offer_id == offer_id:
+            return current.sheet_version
+    return None
+
+
+def _choice(c: Candidate, snapshot: CatalogSnapshot, request: PlanRequest) -> ChoiceOut:
+    supply = c.supply
+    gpu = snapshot.gpus[supply.gpu_id]
+    offer = None
+    owned = None
+    if supply.acquisition == "rent":
+        offer = OfferRef(
+            offer_id=supply.supply_id.split(":", 1)[0],
+            provider=supply.provider or "",
+            instance_type=supply.instance_type or "",
+            region=supply.region or "",
+            gpus_per_instance=supply.gpus_per_unit,
+            interconnect=supply.interconnect,
+            price_per_hour_usd=supply.usd_per_unit_hour,
+            pricing="spot" if supply.pricing == "spot" else "on_demand",
+            sheet_version=_sheet_version(snapshot, supply.supply_id),
+        )
+    else:
+        owned = OwnedRef(
+            usd_per_busy_gpu_hour=supply.usd_per_unit_hour / supply.gpus_per_unit,
+            gpus_per_node=supply.gpus_per_unit,
+            interconnect=supply.interconnect,
+            utilization=request.owned_utilization,
+            assumptions=[supply.price_source],
+        )
+    return ChoiceOut(
+        gpu=gpu.gpu_id,
+        gpu_name=gpu.name,
+        gpu_count=c.gpu_count,
+        instances=c.units,
+        acquisition=supply.acquisition,
+        tp=c.tp,
+        sharding=c.sharding,
+        offer=offer,
+        owned=owned,
+    )
+
+
+def _estimate(c: Candidate, work: float, unit: str) -> EstimateOut:
+    t = c.throughput
+    return EstimateOut(
+        hours=c.hours,
+        work=work,
+        work_unit=unit,
+        throughput=ThroughputOut(
+            value=c.throughput_value,
+            unit=t.unit,
+            provenance=t.provenance if not c.scaling_note else "derived",
+            route=t.route,
+            confidence=t.confidence,
+            method=t.method,
+            scaling=c.scaling_note,
+            sources=t.sources,
+        ),
+        memory=MemoryOut(
+            per_gpu_gib=c.memory.per_gpu_gib,
+            capacity_gib=c.capacity_gib,
+            band=c.memory.band,
+            breakdown=c.memory.breakdown,
+        ),
+    )
+
+
+def _cost(c: Candidate) -> CostOut:
+    breakdown = {"compute_usd": c.cost_usd}
+    if c.billable_hours > c.hours:
+        breakdown["billing_rounding_usd"] = c.usd_per_hour * (c.billable_hours - c.hours)
+    return CostOut(
+        total_usd=c.cost_usd,
+        usd_per_hour=c.usd_per_hour,
+        billable_hours=c.billable_hours,
+        billing_increment_s=c.supply.billing_increment_s,
+        breakdown=breakdown,
+    )
+
+
+def _sheets(snapshot: CatalogSnapshot, now: datetime, kinds: set[str]) -> PriceSheetsOut:
+    uses = []
+    warnings = []
+    for sheet in snapshot.sheets:
+        if sheet.kind not in kinds:
+            continue
+        age = (now - sheet.fetched_at).total_seconds() / 3600
+        uses.append(
+            PriceSheetUse(
+                version=sheet.version,
+                source=sheet.source,
+                kind=sheet.kind,
+                fetched_at=sheet.fetched_at,
+                age_hours=age,
+            )
+        )
+        if age > PRICE_AGE_WARNING_HOURS:
+            warnings.append(
+                f"{sheet.kind} sheet {sheet.source!r} (version {sheet.version}) is {age / 24:.0f} days old"
+            )
+    return PriceSheetsOut(versions=uses, warnings=warnings)
+
+
+def render_plan(
+    *,
+    plan_id: str,
+    created_at: datetime,
+    request: PlanRequest,
+    resolved: ResolvedWorkload,
+    result: PlanResult,
+    snapshot: CatalogSnapshot,
+    pruned_offers: int,
+    total_ms: float,
+) -> PlanOut:
+    """The API view of a plan."""
+    chosen = result.choice
+    work = chosen.hours * chosen.throughput_value * 3600
+    unit = "tokens" if "token" in chosen.throughput.unit else "samples"
+    kinds = (
+        {"rental"}
+        if request.acquisition == "rent"
+        else {"ownership"}
+        if request.acquisition == "own"
+        else {"rental", "ownership"}
+    )
+    return PlanOut(
+        plan_id=plan_id,
+        created_at=created_at,
+        status="time_limited" if result.outcome.status == "time_limited" else "optimal",
+        model=resolved.arch.name,
+        kind=resolved.kind,
+        choice=_choice(chosen, snapshot, request),
+        estimate=_estimate(chosen, work, unit),
+        cost=_cost(chosen),
+        alternatives=[
+            AlternativeOut(
+                rank=i + 1,
+                gpu=a.candidate.supply.gpu_id,
+                gpu_count=a.candidate.gpu_count,
+                acquisition=a.candidate.supply.acquisition,
+                provider=a.candidate.supply.provider,
+                instance_type=a.candidate.supply.instance_type,
+                region=a.candidate.supply.region,
+                pricing=a.candidate.supply.pricing,
+                hours=a.candidate.hours,
+                cost_usd=a.candidate.cost_usd,
+                why=a.why,
+            )
+            for i, a in enumerate(result.alternatives)
+        ],
+        rejected=[
+            RejectedGpu(
+                gpu=gpu_id,
+                gpu_name=snapshot.gpus[gpu_id].name,
+                reasons=[RejectionOut(reason=r, detail=d) for r, d in reasons],
+            )
+            for gpu_id, reasons in result.rejected.items()
+        ],
+        pareto=[
+            ParetoPoint(
+                gpu=p.supply.gpu_id,
+                gpu_count=p.gpu_count,
+                acquisition=p.supply.acquisition,
+                provider=p.supply.provider,
+                instance_type=p.supply.instance_type,
+                hours=p.hours,
+                cost_usd=p.cost_usd,
+                chosen=p is chosen,
+            )
+            for p in result.pareto
+        ],
+        price_sheet=_sheets(snapshot, created_at, kinds),
+        solver=SolverOut(
+            backend=result.outcome.backend,
+            status="time_limited" if result.outcome.status == "time_limited" else "optimal",
+            gap=result.outcome.gap,
+            objective=request.objective,
+            configurations_tried=result.configurations_tried,
+            candidates=result.candidates,
+            pruned_dominated=result.pruned + pruned_offers,
+            milp_variables=len(result.pareto),
+            solve_ms=result.outcome.solve_ms,
+            total_ms=total_ms,
+        ),
+    )

@@ -1,0 +1,179 @@
+"""The stored plan as the API returns it (POST /v1/plans, GET /v1/plans/{plan_id})."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+import msgspec
+
+from solver.memory import MemoryBand, MemoryBreakdown
+from solver.throughput import ProfileSource
+
+__all__ = [
+    "AlternativeOut",
+    "ChoiceOut",
+    "CostOut",
+    "EstimateOut",
+    "MemoryOut",
+    "OfferRef",
+    "OwnedRef",
+    "ParetoPoint",
+    "PlanOut",
+    "PriceSheetUse",
+    "PriceSheetsOut",
+    "RejectedGpu",
+    "RejectionOut",
+    "SolverOut",
+    "ThroughputOut",
+]
+
+
+class OfferRef(msgspec.Struct, kw_only=True):
+    offer_id: str
+    provider: str
+    instance_type: str
+    region: str
+    gpus_per_instance: int
+    interconnect: str
+    price_per_hour_usd: float
+    pricing: Literal["on_demand", "spot"]
+    sheet_version: int | None
+
+
+class OwnedRef(msgspec.Struct, kw_only=True):
+    """Owned GPUs priced per busy hour from the ownership sheet (see ``assumptions``)."""
+
+    usd_per_busy_gpu_hour: float
+    gpus_per_node: int
+    interconnect: str
+    utilization: float
+    assumptions: list[str]
+
+
+class ChoiceOut(msgspec.Struct, kw_only=True):
+    gpu: str
+    gpu_name: str
+    gpu_count: int
+    instances: int
+    acquisition: Literal["rent", "own"]
+    tp: int
+    sharding: str
+    offer: OfferRef | None
+    owned: OwnedRef | None
+
+
+class ThroughputOut(msgspec.Struct, kw_only=True):
+    value: float
+    unit: str
+    provenance: Literal["measured", "derived"]
+    route: str
+    confidence: Literal["high", "medium", "low"]
+    method: str
+    scaling: str
+    sources: list[ProfileSource]
+
+
+class MemoryOut(msgspec.Struct, kw_only=True):
+    per_gpu_gib: float
+    capacity_gib: float
+    band: MemoryBand
+    breakdown: MemoryBreakdown
+
+
+class EstimateOut(msgspec.Struct, kw_only=True):
+    hours: float
+    work: float
+    work_unit: str
+    throughput: ThroughputOut
+    memory: MemoryOut
+
+
+class CostOut(msgspec.Struct, kw_only=True):
+    """Total cost to complete: USD per hour of the whole configuration × billable hours."""
+
+    total_usd: float
+    usd_per_hour: float
+    billable_hours: float
+    billing_increment_s: int
+    breakdown: dict[str, float]
+
+
+class AlternativeOut(msgspec.Struct, kw_only=True):
+    rank: int
+    gpu: str
+    gpu_count: int
+    acquisition: Literal["rent", "own"]
+    provider: str | None
+    instance_type: str | None
+    region: str | None
+    pricing: str
+    hours: float
+    cost_usd: float
+    why: str
+
+
+class RejectionOut(msgspec.Struct, kw_only=True):
+    reason: str
+    detail: str
+
+
+class RejectedGpu(msgspec.Struct, kw_only=True):
+    gpu: str
+    gpu_name: str
+    reasons: list[RejectionOut]
+
+
+class ParetoPoint(msgspec.Struct, kw_only=True):
+    gpu: str
+    gpu_count: int
+    acquisition: Literal["rent", "own"]
+    provider: str | None
+    instance_type: str | None
+    hours: float
+    cost_usd: float
+    chosen: bool
+
+
+class PriceSheetUse(msgspec.Struct, kw_only=True):
+    version: int
+    source: str
+    kind: str
+    fetched_at: datetime
+    age_hours: float
+
+
+class PriceSheetsOut(msgspec.Struct, kw_only=True):
+    versions: list[PriceSheetUse]
+    warnings: list[str]
+
+
+class SolverOut(msgspec.Struct, kw_only=True):
+    backend: str
+    status: Literal["optimal", "time_limited"]
+    gap: float | None
+    objective: Literal["cost", "time"]
+    configurations_tried: int
+    candidates: int
+    pruned_dominated: int
+    milp_variables: int
+    solve_ms: float
+    total_ms: float
+
+
+class PlanOut(msgspec.Struct, kw_only=True):
+    """A costed plan: what to run on, what it costs, why, and what it was priced against."""
+
+    plan_id: str
+    created_at: datetime
+    status: Literal["optimal", "time_limited"]
+    model: str
+    kind: str
+    choice: ChoiceOut
+    estimate: EstimateOut
+    cost: CostOut
+    alternatives: list[AlternativeOut]
+    rejected: list[RejectedGpu]
+    pareto: list[ParetoPoint]
+    price_sheet: PriceSheetsOut
+    solver: SolverOut

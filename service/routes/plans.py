@@ -1,0 +1,67 @@
+"""POST /v1/plans and GET /v1/plans/{plan_id}: costed plans for train, fine-tune and batch inference."""
+
+from __future__ import annotations
+
+from typing import Annotated, Final
+
+import anyio
+import anyio.to_thread
+from litestar import Response, get, post
+from litestar.datastructures import State
+from litestar.params import JSONBody, PathParameter
+
+from service.plan_schemas import PlanOut
+from service.plans import PlanService
+from service.routes.common import problem_responses
+from solver.plan_spec import PlanRequest
+
+__all__ = ["PLAN_CONCURRENCY", "create_plan_handler", "get_plan_handler"]
+
+PLAN_CONCURRENCY: Final = 4
+"""Plans computed at once (off the event loop, in worker threads); more requests wait their turn."""
+
+_limiter: anyio.CapacityLimiter | None = None
+
+
+def _plan_limiter() -> anyio.CapacityLimiter:
+    global _limiter
+    if _limiter is None:
+        _limiter = anyio.CapacityLimiter(PLAN_CONCURRENCY)
+    return _limiter
+
+
+def plan_service_from(state: State) -> PlanService:
+    service = state.plan_service
+    assert isinstance(service, PlanService)
+    return service
+
+
+@post(
+    "/plans",
+    operation_id="createPlan",
+    tags=["plans"],
+    status_code=201,
+    responses=problem_responses(400, 422),
+)
+async def create_plan_handler(state: State, data: JSONBody[PlanRequest]) -> Response[PlanOut]:
+    """Choose GPU type, count, offer and layout that finish the work at the lowest cost (or soonest)
+    within the constraints, explain the choice, store the plan. 422 when nothing can run it: the body
+    says, per GPU type, why."""
+    service = plan_service_from(state)
+    plan = await anyio.to_thread.run_sync(service.create, data, limiter=_plan_limiter())
+    return Response(plan, status_code=201, headers={"Location": f"/v1/plans/{plan.plan_id}"})
+
+
+@get(
+    "/plans/{plan_id:str}",
+    operation_id="getPlan",
+    tags=["plans"],
+    sync_to_thread=True,
+    responses=problem_responses(400, 404),
+)
+def get_plan_handler(
+    state: State,
+    plan_id: Annotated[str, PathParameter(description="The id POST /v1/plans returned", max_length=100)],
+) -> PlanOut:
+    """A stored plan, exactly as it was returned."""
+    return plan_service_from(state).get(plan_id)

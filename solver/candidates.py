@@ -1,0 +1,350 @@
+"""Enumerate the configurations that could run a job: supply × units × parallel layout.
+
+A *supply* is one way to get GPUs: a rental offer (one instance type at an on-demand or spot price) or
+owned GPUs (priced per busy hour). For each supply the enumeration tries 1, 2, … units up to
+``max_gpus`` — keeping GPU counts of 1, 2, 4, 8 and multiples of 8 (data-parallel jobs use such
+counts; a single unit of any size is always tried) — and, for each count, the first parallel layout
+the memory model lets fit (tensor parallelism only inside a unit linked by NVLink or NVSwitch; then
+ZeRO stages), then prices the hours the throughput model predicts. Every dropped configuration leaves a
+:class:`Rejection` with its reason.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Final, Literal
+
+import msgspec
+
+from solver.errors import InvalidWorkload, ThroughputUnavailable
+from solver.gpus import INTERCONNECT_RANK, GpuSpec, Interconnect
+from solver.memory import MemoryEstimate, estimate_memory
+from solver.throughput import ThroughputEstimate
+from solver.workload import ResolvedWorkload, Sharding, Workload, resolve_workload
+
+__all__ = [
+    "CROSS_NODE_EFFICIENCY_PER_DOUBLING",
+    "Candidate",
+    "Enumeration",
+    "Rejection",
+    "RejectionReason",
+    "Supply",
+    "ThroughputFn",
+    "WorkAmount",
+    "enumerate_candidates",
+    "gpu_counts",
+]
+
+CROSS_NODE_EFFICIENCY_PER_DOUBLING: Final = 0.92
+"""Training across instances: each doubling of the instance count keeps 92 % of linear scaling
+(gradient all-reduce over the data-centre network instead of NVLink). An assumption, stated with
+every multi-instance estimate; inference replicas are independent and scale linearly."""
+
+RejectionReason = Literal[
+    "filter", "ecc", "interconnect", "quota", "memory", "throughput", "deadline", "budget"
+]
+ThroughputFn = Callable[[ResolvedWorkload, GpuSpec, int, Interconnect], ThroughputEstimate]
+
+
+class Supply(msgspec.Struct, frozen=True, kw_only=True):
+    """One way to get GPUs of one type, with the price of one unit (instance or owned node) per hour."""
+
+    supply_id: str
+    acquisition: Literal["rent", "own"]
+    pricing: Literal["on_demand", "spot", "owned"]
+    gpu_id: str
+    gpus_per_unit: int
+    interconnect: Interconnect
+    usd_per_unit_hour: float
+    billing_increment_s: int
+    provider: str | None = None
+    instance_type: str | None = None
+    region: str | None = None
+    price_source: str = ""
+
+
+class WorkAmount(msgspec.Struct, frozen=True, kw_only=True):
+    """The work to finish, in the unit a throughput is measured in (``tokens_per_s`` → tokens …)."""
+
+    amount: float
+    unit: str
+
+
+class Candidate(msgspec.Struct, frozen=True, kw_only=True):
+    """A priced configuration: ``units`` of ``supply`` (``gpu_count`` GPUs) in one parallel layout."""
+
+    supply: Supply
+    units: int
+    gpu_count: int
+    tp: int
+    sharding: Sharding
+    memory: MemoryEstimate
+    capacity_gib: float
+    throughput: ThroughputEstimate
+    throughput_value: float
+    scaling_note: str
+    hours: float
+    billable_hours: float
+    usd_per_hour: float
+    cost_usd: float
+
+
+class Rejection(msgspec.Struct, frozen=True, kw_only=True):
+    """Why a supply (or all of a GPU's supplies) could not be used."""
+
+    gpu_id: str
+    reason: RejectionReason
+    detail: str
+    supply_id: str | None = None
+    gpu_count: int = 0
+
+
+class Enumeration(msgspec.Struct, frozen=True, kw_only=True):
+    candidates: list[Candidate]
+    rejections: list[Rejection]
+    configurations_tried: int
+
+
+def gpu_counts(gpus_per_unit: int, max_gpus: int) -> list[int]:
+    """Unit counts to try: one unit, then counts giving 2, 4, 8 or a multiple of 8 GPUs."""
+    counts = []
+    for units in range(1, max_gpus // gpus_per_unit + 1):
+        n = units * gpus_per_unit
+        if units == 1 or n in (2, 4, 8) or n % 8 == 0:
+            counts.append(units)
+    return counts
+
+
+def _layouts(
+    job: ResolvedWorkload, gpu_count: int, per_unit: int, interconnect: Interconnect
+) -> list[tuple[int, Sharding]]:
+    """Layouts in order of preference: least tensor parallelism, then least sharding."""
+    tps = [1]
+    if INTERCONNECT_RANK[interconnect] >= INTERCONNECT_RANK["nvlink"] and job.arch.is_transformer:
+        tps += [
+            t for t in (2, 4, 8) if t <= per_unit and per_unit % t == 0 and job.arch.attention_heads % t == 0
+        ]
+    shardings: list[Sharding] = ["none"] if job.is_inference else ["none", "zero1", "zero2", "zero3"]
+    layouts = []
+    for tp in tps:
+        for sharding in shardings:
+            if sharding != "none" and gpu_count // tp < 2:
+                continue  # one data-parallel rank: nothing to shard over
+            layouts.append((tp, sharding))
+    return layouts
+
+
+class _MemoryCache:
+    """Memory depends on the layout, not on the GPU type: estimate each (count, tp, sharding) once."""
+
+    def __init__(self, template: Workload) -> None:
+        self._template = template
+        self._cache: dict[tuple[int, int, str], tuple[ResolvedWorkload, MemoryEstimate] | None] = {}
+
+    def get(
+        self, gpu_count: int, tp: int, sharding: Sharding
+    ) -> tuple[ResolvedWorkload, MemoryEstimate] | None:
+        key = (gpu_count, tp, sharding)
+        if key not in self._cache:
+            workload = msgspec.structs.replace(self._template, gpu_count=gpu_count, tp=tp, sharding=sharding)
+            try:
+                resolved = resolve_workload(workload)
+            except InvalidWorkload:
+                self._cache[key] = None
+            else:
+                self._cache[key] = (resolved, estimate_memory(resolved))
+        return self._cache[key]
+
+
+def _billable(hours: float, increment_s: int) -> float:
+    if increment_s <= 0:
+        return hours
+    seconds = math.ceil(hours * 3600 / increment_s - 1e-9) * increment_s
+    return seconds / 3600
+
+
+def enumerate_candidates(
+    template: Workload,
+    supplies: Sequence[Supply],
+    gpus: Mapping[str, GpuSpec],
+    throughput: ThroughputFn,
+    work: Callable[[str], WorkAmount],
+    *,
+    max_gpus: int,
+    deadline_hours: float | None = None,
+    budget_usd: float | None = None,
+    min_interconnect: Interconnect | None = None,
+    require_ecc: bool = False,
+) -> Enumeration:
+    """Every feasible configuration of ``supplies`` for the job ``template`` (layout fields ignored).
+
+    ``work(unit)`` converts the job's work into the unit of a throughput (e.g. tokens for tokens_per_s).
+    """
+    memory = _MemoryCache(template)
+    rates: dict[tuple[str, int, str, int, str], ThroughputEstimate | str] = {}
+    candidates: list[Candidate] = []
+    rejections: list[Rejection] = []
+    tried = 0
+    for supply in supplies:
+        gpu = gpus[supply.gpu_id]
+        if require_ecc and gpu.ecc is not True:
+            rejections.append(
+                Rejection(gpu_id=gpu.gpu_id, reason="ecc", detail="no ECC memory", supply_id=supply.supply_id)
+            )
+            continue
+        if (
+            min_interconnect is not None
+            and INTERCONNECT_RANK[supply.interconnect] < INTERCONNECT_RANK[min_interconnect]
+        ):
+            rejections.append(
+                Rejection(
+                    gpu_id=gpu.gpu_id,
+                    reason="interconnect",
+                    detail=f"{supply.interconnect} inside the instance, below the required {min_interconnect}",
+                    supply_id=supply.supply_id,
+                )
+            )
+            continue
+        unit_counts = gpu_counts(supply.gpus_per_unit, max_gpus)
+        if not unit_counts:
+            rejections.append(
+                Rejection(
+                    gpu_id=gpu.gpu_id,
+                    reason="quota",
+                    detail=f"one unit has {supply.gpus_per_unit} GPUs, above max_gpus {max_gpus}",
+                    supply_id=supply.supply_id,
+                )
+            )
+            continue
+        for units in unit_counts:
+            tried += 1
+            gpu_count = units * supply.gpus_per_unit
+            chosen = _fit(memory, template, gpu_count, supply, gpu)
+            if isinstance(chosen, Rejection):
+                rejections.append(chosen)
+                continue
+            (tp, sharding), (resolved, mem) = chosen
+            rate = _rate(rates, throughput, memory, supply, gpu, tp, sharding)
+            if isinstance(rate, str):
+                rejections.append(
+                    Rejection(gpu_id=gpu.gpu_id, reason="throughput", detail=rate, supply_id=supply.supply_id)
+                )
+                break
+            value, note = _scale(rate.value, units, resolved.is_inference)
+            amount = work(rate.unit)
+            hours = amount.amount / value / 3600
+            billable = _billable(hours, supply.billing_increment_s)
+            usd_per_hour = supply.usd_per_unit_hour * units
+            cost = usd_per_hour * billable
+            if deadline_hours is not None and hours > deadline_hours:
+                rejections.append(
+                    Rejection(
+                        gpu_id=gpu.gpu_id,
+                        reason="deadline",
+                        detail=f"{gpu_count} GPU(s) need {hours:,.1f} h, over the {deadline_hours:g} h deadline",
+                        supply_id=supply.supply_id,
+                        gpu_count=gpu_count,
+                    )
+                )
+                continue
+            if budget_usd is not None and cost > budget_usd:
+                rejections.append(
+                    Rejection(
+                        gpu_id=gpu.gpu_id,
+                        reason="budget",
+                        detail=f"{gpu_count} GPU(s) cost ${cost:,.2f}, over the ${budget_usd:,.2f} budget",
+                        supply_id=supply.supply_id,
+                        gpu_count=gpu_count,
+                    )
+                )
+                continue
+            candidates.append(
+                Candidate(
+                    supply=supply,
+                    units=units,
+                    gpu_count=gpu_count,
+                    tp=tp,
+                    sharding=sharding,
+                    memory=mem,
+                    capacity_gib=gpu.memory_gib,
+                    throughput=rate,
+                    throughput_value=value,
+                    scaling_note=note,
+                    hours=hours,
+                    billable_hours=billable,
+                    usd_per_hour=usd_per_hour,
+                    cost_usd=cost,
+                )
+            )
+    return Enumeration(candidates=candidates, rejections=rejections, configurations_tried=tried)
+
+
+def _fit(
+    memory: _MemoryCache, template: Workload, gpu_count: int, supply: Supply, gpu: GpuSpec
+) -> tuple[tuple[int, Sharding], tuple[ResolvedWorkload, MemoryEstimate]] | Rejection:
+    smallest: float | None = None
+    probe = memory.get(gpu_count, 1, "none")
+    if probe is None:
+        return Rejection(
+            gpu_id=gpu.gpu_id, reason="memory", detail="no valid layout", supply_id=supply.supply_id
+        )
+    for tp, sharding in _layouts(probe[0], gpu_count, supply.gpus_per_unit, supply.interconnect):
+        entry = memory.get(gpu_count, tp, sharding)
+        if entry is None:
+            continue
+        need = entry[1].per_gpu_gib
+        smallest = need if smallest is None else min(smallest, need)
+        if need <= gpu.memory_gib:
+            return (tp, sharding), entry
+    return Rejection(
+        gpu_id=gpu.gpu_id,
+        reason="memory",
+        detail=f"needs {smallest or 0:,.1f} GiB per GPU in the best layout on {gpu_count} GPU(s); "
+        f"has {gpu.memory_gib:g} GiB",
+        supply_id=supply.supply_id,
+        gpu_count=gpu_count,
+    )
+
+
+def _rate(
+    cache: dict[tuple[str, int, str, int, str], ThroughputEstimate | str],
+    throughput: ThroughputFn,
+    memory: _MemoryCache,
+    supply: Supply,
+    gpu: GpuSpec,
+    tp: int,
+    sharding: Sharding,
+) -> ThroughputEstimate | str:
+    """Throughput of one unit (cached per GPU, unit size, interconnect and layout)."""
+    key = (gpu.gpu_id, supply.gpus_per_unit, supply.interconnect, tp, sharding)
+    if key not in cache:
+        entry = memory.get(supply.gpus_per_unit, tp, sharding) or memory.get(supply.gpus_per_unit, tp, "none")
+        if entry is None:
+            cache[key] = "no valid layout for one unit"
+        else:
+            try:
+                cache[key] = throughput(entry[0], gpu, supply.gpus_per_unit, supply.interconnect)
+            except (ThroughputUnavailable, InvalidWorkload) as exc:
+                cache[key] = str(exc)
+    return cache[key]
+
+
+def _scale(unit_value: float, units: int, inference: bool) -> tuple[float, str]:
+    if units == 1:
+        return unit_value, ""
+    if inference:
+        return unit_value * units, f"{units} independent instances (linear)"
+    efficiency = CROSS_NODE_EFFICIENCY_PER_DOUBLING ** math.log2(units)
+    return (
+        unit_value * units * efficiency,
+        f"{units} instances, data parallel across nodes at {efficiency:.0%} of linear "
+        f"(assumed {CROSS_NODE_EFFICIENCY_PER_DOUBLING:.0%} per doubling)",
+    )
+
+
+def by_gpu(rejections: Iterable[Rejection]) -> dict[str, list[Rejection]]:
+    grouped: dict[str, list[Rejection]] = {}
+    for rejection in rejections:
+        grouped.setdefault(rejection.gpu_id, []).append(rejection)
+    return grouped
