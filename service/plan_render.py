@@ -33,14 +33,6 @@ PRICE_AGE_WARNING_HOURS = 24 * 30
 """Prices older than this are flagged in ``price_sheet.warnings``."""
 
 
-def _sheet_version(snapshot: CatalogSnapshot, supply_id: str) -> int | None:
-    offer_id = supply_id.split(":", 1)[0]
-    for current in snapshot.offers:
-        if current.offer.offer_id == offer_id:
-            return current.sheet_version
-    return None
-
-
 def _choice(c: Candidate, snapshot: CatalogSnapshot, request: PlanRequest) -> ChoiceOut:
     supply = c.supply
     gpu = snapshot.gpus[supply.gpu_id]
@@ -56,7 +48,7 @@ def _choice(c: Candidate, snapshot: CatalogSnapshot, request: PlanRequest) -> Ch
             interconnect=supply.interconnect,
             price_per_hour_usd=supply.usd_per_unit_hour,
             pricing="spot" if supply.pricing == "spot" else "on_demand",
-            sheet_version=_sheet_version(snapshot, supply.supply_id),
+            sheet_version=supply.sheet_version,
         )
     else:
         owned = OwnedRef(

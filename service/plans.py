@@ -19,6 +19,7 @@ from service.gpu_lookup import resolve_gpu_names
 from service.plan_render import render_plan
 from service.plan_schemas import PlanOut
 from service.store import CatalogSnapshot, Store
+from service.supply_index import SupplyIndex, build_supply_index
 from service.throughput_cache import ThroughputCache
 from solver.candidates import Rejection, Supply, ThroughputFn
 from solver.gpus import GpuSpec, Interconnect
@@ -55,85 +56,69 @@ def _gpu_ids(snapshot: CatalogSnapshot, names: Sequence[str] | None, field: str)
 
 
 def build_rental_supplies(
-    snapshot: CatalogSnapshot, request: PlanRequest
+    snapshot: CatalogSnapshot, index: SupplyIndex, request: PlanRequest
 ) -> tuple[list[Supply], list[Rejection], int]:
-    """Rental supplies after the request's filters, the cheapest of each equivalent group kept.
+    """Rental supplies after the request's filters: the cheapest passing offer of each group.
 
-    Offers that differ only in price (same GPU, GPUs per instance, interconnect, pricing and billing
-    increment) are interchangeable for the planner: all but the cheapest are dominated and pruned.
-    Returns the supplies, the filter rejections, and how many dominated offers were pruned.
+    Returns the supplies, the filter rejections (one per GPU and reason), and how many offers were
+    passed over (a cheaper interchangeable offer was kept, or they failed a filter).
     """
     limits = request.constraints
     providers = _known_names(limits.providers, snapshot.providers, "constraints.providers")
     regions = _known_names(limits.regions, snapshot.regions, "constraints.regions")
     allowed = _gpu_ids(snapshot, limits.gpus, "constraints.gpus")
     excluded = _gpu_ids(snapshot, limits.exclude_gpus, "constraints.exclude_gpus") or set()
-    rejections: list[Rejection] = []
-    best: dict[tuple[str, str, int, str, int], Supply] = {}
-    considered = 0
-    for current in snapshot.offers:
+    rejections: dict[tuple[str, str], Rejection] = {}
+
+    def reject(gpu_id: str, detail: str) -> None:
+        rejections.setdefault((gpu_id, detail), Rejection(gpu_id=gpu_id, reason="filter", detail=detail))
+
+    supplies: list[Supply] = []
+    dominated = 0
+    for group in index.groups:
+        if allowed is not None and group.gpu_id not in allowed:
+            reject(group.gpu_id, "not in constraints.gpus")
+            continue
+        if group.gpu_id in excluded:
+            reject(group.gpu_id, "in constraints.exclude_gpus")
+            continue
+        if group.pricing == "spot" and not limits.spot:
+            if group.gpu_id in index.spot_only_gpus:
+                reject(group.gpu_id, "only spot offers and constraints.spot is false")
+            continue
+        first = next(
+            (
+                (price, current)
+                for price, current in group.offers
+                if (providers is None or current.offer.provider in providers)
+                and (regions is None or current.offer.region in regions)
+            ),
+            None,
+        )
+        if first is None:
+            reject(group.gpu_id, "no offer from the allowed providers and regions")
+            continue
+        dominated += len(group.offers) - 1  # interchangeable offers passed over (dearer or filtered out)
+        price, current = first
         offer = current.offer
-        if allowed is not None and offer.gpu_id not in allowed:
-            rejections.append(
-                Rejection(gpu_id=offer.gpu_id, reason="filter", detail="not in constraints.gpus")
+        supplies.append(
+            Supply(
+                supply_id=f"{offer.offer_id}:{group.pricing}",
+                acquisition="rent",
+                pricing="spot" if group.pricing == "spot" else "on_demand",
+                gpu_id=offer.gpu_id,
+                gpus_per_unit=offer.gpus_per_instance,
+                interconnect=_interconnect(offer.interconnect),
+                usd_per_unit_hour=price,
+                billing_increment_s=offer.billing_increment_s,
+                provider=offer.provider,
+                instance_type=offer.instance_type,
+                region=offer.region,
+                price_source=f"price sheet version {current.sheet_version} ({offer.source})",
+                sheet_version=current.sheet_version,
             )
-            continue
-        if offer.gpu_id in excluded:
-            rejections.append(
-                Rejection(gpu_id=offer.gpu_id, reason="filter", detail="in constraints.exclude_gpus")
-            )
-            continue
-        if providers is not None and offer.provider not in providers:
-            rejections.append(
-                Rejection(gpu_id=offer.gpu_id, reason="filter", detail="no offer from the allowed providers")
-            )
-            continue
-        if regions is not None and offer.region not in regions:
-            rejections.append(
-                Rejection(gpu_id=offer.gpu_id, reason="filter", detail="no offer in the allowed regions")
-            )
-            continue
-        prices: list[tuple[str, float]] = []
-        if offer.price_per_hour_usd is not None:
-            prices.append(("on_demand", offer.price_per_hour_usd))
-        if limits.spot and offer.spot_price_per_hour_usd is not None:
-            prices.append(("spot", offer.spot_price_per_hour_usd))
-        if not prices:
-            rejections.append(
-                Rejection(
-                    gpu_id=offer.gpu_id,
-                    reason="filter",
-                    detail="spot-only offer and constraints.spot is false",
-                )
-            )
-            continue
-        for pricing, price in prices:
-            considered += 1
-            key = (
-                pricing,
-                offer.gpu_id,
-                offer.gpus_per_instance,
-                offer.interconnect,
-                offer.billing_increment_s,
-            )
-            held = best.get(key)
-            if held is None or price < held.usd_per_unit_hour:
-                best[key] = Supply(
-                    supply_id=f"{offer.offer_id}:{pricing}",
-                    acquisition="rent",
-                    pricing="spot" if pricing == "spot" else "on_demand",
-                    gpu_id=offer.gpu_id,
-                    gpus_per_unit=offer.gpus_per_instance,
-                    interconnect=_interconnect(offer.interconnect),
-                    usd_per_unit_hour=price,
-                    billing_increment_s=offer.billing_increment_s,
-                    provider=offer.provider,
-                    instance_type=offer.instance_type,
-                    region=offer.region,
-                    price_source=f"price sheet version {current.sheet_version} ({offer.source})",
-                )
-    supplies = sorted(best.values(), key=lambda s: s.supply_id)
-    return supplies, rejections, considered - len(supplies)
+        )
+    return supplies, list(rejections.values()), dominated
 
 
 def _interconnect(text: str) -> Interconnect:
@@ -193,7 +178,7 @@ class PlanService:
         template = Workload(**_job_fields(request))  # layout fields keep defaults: the planner varies them
         resolved = resolve_workload(template)
         supplies, rejections, pruned_offers = (
-            build_rental_supplies(snapshot, request)
+            build_rental_supplies(snapshot, self.store.derived("supply_index", build_supply_index), request)
             if request.acquisition in ("rent", "either")
             else ([], [], 0)
         )

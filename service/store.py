@@ -10,10 +10,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
+from typing import cast
 
 import duckdb
 import msgspec
@@ -166,6 +167,7 @@ class Store:
         with self.cursor() as cur:
             self._snapshot = _read_snapshot(cur)
         self._profile_index: ProfileIndex | None = None
+        self._derived: dict[str, object] = {}
 
     @classmethod
     def open(cls, path: str) -> Store:
@@ -218,6 +220,14 @@ class Store:
         with self.cursor() as cur, self._snapshot_lock:
             self._snapshot = _read_snapshot(cur)
             self._profile_index = None
+            self._derived = {}
+
+    def derived[T](self, name: str, build: Callable[[CatalogSnapshot], T]) -> T:
+        """A structure built from the current snapshot once (``build(snapshot)``), rebuilt after a change."""
+        with self._snapshot_lock:
+            if name not in self._derived:
+                self._derived[name] = build(self._snapshot)
+            return cast(T, self._derived[name])
 
     @property
     def profile_index(self) -> ProfileIndex:

@@ -62,6 +62,7 @@ class Supply(msgspec.Struct, frozen=True, kw_only=True):
     instance_type: str | None = None
     region: str | None = None
     price_source: str = ""
+    sheet_version: int | None = None
 
 
 class WorkAmount(msgspec.Struct, frozen=True, kw_only=True):
@@ -182,6 +183,10 @@ def enumerate_candidates(
     ``work(unit)`` converts the job's work into the unit of a throughput (e.g. tokens for tokens_per_s).
     """
     memory = _MemoryCache(template)
+    fits: dict[
+        tuple[int, int, str, float],
+        tuple[tuple[int, Sharding], tuple[ResolvedWorkload, MemoryEstimate]] | str,
+    ] = {}
     rates: dict[tuple[str, int, str, int, str], ThroughputEstimate | str] = {}
     candidates: list[Candidate] = []
     rejections: list[Rejection] = []
@@ -220,9 +225,22 @@ def enumerate_candidates(
         for units in unit_counts:
             tried += 1
             gpu_count = units * supply.gpus_per_unit
-            chosen = _fit(memory, template, gpu_count, supply, gpu)
-            if isinstance(chosen, Rejection):
-                rejections.append(chosen)
+            fit_key = (gpu_count, supply.gpus_per_unit, supply.interconnect, gpu.memory_gib)
+            if fit_key not in fits:
+                fits[fit_key] = _fit(
+                    memory, gpu_count, supply.gpus_per_unit, supply.interconnect, gpu.memory_gib
+                )
+            chosen = fits[fit_key]
+            if isinstance(chosen, str):
+                rejections.append(
+                    Rejection(
+                        gpu_id=gpu.gpu_id,
+                        reason="memory",
+                        detail=chosen,
+                        supply_id=supply.supply_id,
+                        gpu_count=gpu_count,
+                    )
+                )
                 continue
             (tp, sharding), (resolved, mem) = chosen
             rate = _rate(rates, throughput, memory, supply, gpu, tp, sharding)
@@ -281,30 +299,22 @@ def enumerate_candidates(
 
 
 def _fit(
-    memory: _MemoryCache, template: Workload, gpu_count: int, supply: Supply, gpu: GpuSpec
-) -> tuple[tuple[int, Sharding], tuple[ResolvedWorkload, MemoryEstimate]] | Rejection:
-    smallest: float | None = None
+    memory: _MemoryCache, gpu_count: int, per_unit: int, interconnect: Interconnect, capacity_gib: float
+) -> tuple[tuple[int, Sharding], tuple[ResolvedWorkload, MemoryEstimate]] | str:
+    """The first layout (in order of preference) that fits ``capacity_gib``, or why none does."""
     probe = memory.get(gpu_count, 1, "none")
     if probe is None:
-        return Rejection(
-            gpu_id=gpu.gpu_id, reason="memory", detail="no valid layout", supply_id=supply.supply_id
-        )
-    for tp, sharding in _layouts(probe[0], gpu_count, supply.gpus_per_unit, supply.interconnect):
+        return "no valid parallel layout"
+    smallest: float | None = None
+    for tp, sharding in _layouts(probe[0], gpu_count, per_unit, interconnect):
         entry = memory.get(gpu_count, tp, sharding)
         if entry is None:
             continue
         need = entry[1].per_gpu_gib
         smallest = need if smallest is None else min(smallest, need)
-        if need <= gpu.memory_gib:
+        if need <= capacity_gib:
             return (tp, sharding), entry
-    return Rejection(
-        gpu_id=gpu.gpu_id,
-        reason="memory",
-        detail=f"needs {smallest or 0:,.1f} GiB per GPU in the best layout on {gpu_count} GPU(s); "
-        f"has {gpu.memory_gib:g} GiB",
-        supply_id=supply.supply_id,
-        gpu_count=gpu_count,
-    )
+    return f"needs {smallest or 0:,.1f} GiB per GPU in the best layout on {gpu_count} GPU(s); has {capacity_gib:g} GiB"
 
 
 def _rate(

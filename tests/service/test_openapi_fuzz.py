@@ -21,7 +21,12 @@ schema = schemathesis.openapi.from_asgi(
     "/schema/openapi.json", create_app(Settings(db_path=":memory:"), store=Store.open(":memory:"))
 )
 
-_CROSS_FIELD_BODIES = {("POST", "/v1/memory"), ("POST", "/v1/throughput"), ("POST", "/v1/plans")}
+_CROSS_FIELD_BODIES = {
+    ("POST", "/v1/memory"),
+    ("POST", "/v1/throughput"),
+    ("POST", "/v1/buy-vs-rent"),
+    ("POST", "/v1/plans"),
+}
 
 
 @schema.parametrize()

@@ -1,0 +1,162 @@
+"""Plan latency and throughput against GET /health, and how plan time grows with the catalog.
+
+Run with ``make bench``. Every figure is printed as a ratio measured in the same run, because these
+machines are noisy. Targets (issue 4): plan p50 <= 30x health p50; >= 50 plans/s at concurrency 8 on
+the shipped catalog; plan p50 at a 100x catalog <= 3x the shipped one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import msgspec
+import pytest
+
+from service.plans import PlanService
+from service.sheet_versions import add_rental_version
+from service.store import Store
+from solver.plan_spec import PlanRequest
+from tests.perf.conftest import median_ms, percentile_ms, timed
+from tests.perf.workloads import PLAN_BODIES
+
+REQUESTS = [msgspec.convert(body, PlanRequest) for body in PLAN_BODIES]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The real service (uvicorn, one worker, a seeded DuckDB file) on a free loopback port."""
+    port = _free_port()
+    db = tmp_path_factory.mktemp("bench") / "bench.duckdb"
+    env = {**os.environ, "GPUPLAN_DB": str(db), "GPUPLAN_LOG_LEVEL": "WARNING"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "service.cli", "serve", "--port", str(port), "--log-level", "WARNING"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.2)
+        else:
+            pytest.fail("the server did not start")
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_plan_latency_and_throughput_over_http(server: str) -> None:
+    with httpx.Client(base_url=server, timeout=60) as client:
+        started = time.perf_counter()
+        cold = [client.post("/v1/plans", json=body) for body in PLAN_BODIES]
+        cold_ms = (time.perf_counter() - started) * 1000 / len(PLAN_BODIES)
+        assert all(r.status_code == 201 for r in cold), [r.text[:200] for r in cold if r.status_code != 201]
+        for _ in range(20):
+            client.get("/health")
+        health = timed(lambda: client.get("/health"), 300)
+        bodies = iter(PLAN_BODIES * 1000)
+        plans = timed(lambda: client.post("/v1/plans", json=next(bodies)), 120)
+
+    async def load(total: int, concurrency: int) -> float:
+        queue = iter(PLAN_BODIES * (total // len(PLAN_BODIES) + 1))
+        async with httpx.AsyncClient(base_url=server, timeout=120) as client:
+
+            async def worker(n: int) -> None:
+                for _ in range(n):
+                    response = await client.post("/v1/plans", json=next(queue))
+                    assert response.status_code == 201
+
+            started = time.perf_counter()
+            await asyncio.gather(*(worker(total // concurrency) for _ in range(concurrency)))
+            return (total // concurrency * concurrency) / (time.perf_counter() - started)
+
+    rate = asyncio.run(load(400, 8))
+    health_p50, plan_p50 = median_ms(health), median_ms(plans)
+    print(f"\n{len(PLAN_BODIES)} workloads, shipped catalog, uvicorn with 1 worker on loopback")
+    print(f"first plan of each workload (cold caches): {cold_ms:.1f} ms on average")
+    print(f"GET /health     p50 {health_p50:7.2f} ms  p95 {percentile_ms(health, 0.95):7.2f} ms")
+    print(f"POST /v1/plans  p50 {plan_p50:7.2f} ms  p95 {percentile_ms(plans, 0.95):7.2f} ms")
+    print(f"plan p50 / health p50 = {plan_p50 / health_p50:.1f}x   (target <= 30x)")
+    print(f"plans per second at concurrency 8 = {rate:.0f}   (target >= 50)")
+
+
+def _replicate(store: Store, factor: int) -> None:
+    """Add a sheet with ``factor - 1`` jittered copies of every current offer (new instance types)."""
+    rng = random.Random(factor)
+    offers = []
+    for current in store.snapshot.offers:
+        offer = current.offer
+        for copy in range(1, factor):
+            jitter = rng.uniform(0.85, 1.25)
+            offers.append(
+                msgspec.structs.replace(
+                    offer,
+                    offer_id=f"{offer.offer_id}-x{copy}",
+                    instance_type=f"{offer.instance_type}#x{copy}",
+                    price_per_hour_usd=None
+                    if offer.price_per_hour_usd is None
+                    else offer.price_per_hour_usd * jitter,
+                    spot_price_per_hour_usd=None
+                    if offer.spot_price_per_hour_usd is None
+                    else offer.spot_price_per_hour_usd * jitter,
+                )
+            )
+    with store.cursor() as cur:
+        cur.execute("BEGIN TRANSACTION")
+        add_rental_version(
+            cur,
+            source=f"synthetic-{factor}x",
+            fmt="bench",
+            offers=offers,
+            fetched_at=datetime.now(UTC),
+            origin="bench",
+        )
+        cur.execute("COMMIT")
+    store.refresh_snapshot()
+
+
+def _plan_p50(store: Store) -> tuple[float, int]:
+    service = PlanService(store)
+    for request in REQUESTS:  # warm the throughput cache and the supply index
+        service.create(request)
+    cycle = iter(REQUESTS * 100)
+    return median_ms(timed(lambda: service.create(next(cycle)), 60)), len(store.snapshot.offers)
+
+
+def test_plan_time_grows_slowly_with_catalog_size(tmp_path: Path) -> None:
+    results = []
+    for factor in (1, 10, 100):
+        store = Store.open(str(tmp_path / f"catalog-{factor}.duckdb"))
+        try:
+            if factor > 1:
+                _replicate(store, factor)
+            results.append((factor, *_plan_p50(store)))
+        finally:
+            store.close()
+    base = results[0][1]
+    print(f"\n{'catalog':>8} {'offers':>8} {'plan p50 ms':>12} {'vs 1x':>7}")
+    for factor, p50, offers in results:
+        print(f"{factor:>7}x {offers:>8} {p50:12.2f} {p50 / base:7.2f}")
+    print("target: 100x <= 3x the shipped catalog's p50")

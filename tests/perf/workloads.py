@@ -1,0 +1,63 @@
+"""Realistic plan requests the benchmarks cycle through."""
+
+from __future__ import annotations
+
+from typing import Any
+
+PLAN_BODIES: list[dict[str, Any]] = [
+    {
+        "kind": "fine_tune",
+        "model": {"name": "Llama 3.1 8B"},
+        "method": "lora",
+        "batch_size": 4,
+        "seq_len": 2048,
+        "recompute": "selective",
+        "tokens": 2_000_000_000,
+    },
+    {
+        "kind": "train",
+        "model": {"name": "Llama 3.2 1B"},
+        "batch_size": 8,
+        "seq_len": 2048,
+        "tokens": 50_000_000_000,
+        "constraints": {"deadline_hours": 72},
+    },
+    {
+        "kind": "fine_tune",
+        "model": {"name": "Qwen2.5-7B"},
+        "method": "qlora",
+        "precision": "nf4",
+        "batch_size": 8,
+        "seq_len": 1024,
+        "tokens": 500_000_000,
+        "constraints": {"spot": True},
+    },
+    {
+        "kind": "train",
+        "model": {"name": "Mistral 7B"},
+        "recompute": "full",
+        "batch_size": 4,
+        "seq_len": 4096,
+        "tokens": 20_000_000_000,
+        "constraints": {"max_gpus": 64, "interconnect": "nvswitch"},
+    },
+    {
+        "kind": "batch_inference",
+        "model": {"name": "Llama 3.1 70B"},
+        "precision": "fp8",
+        "batch_size": 32,
+        "seq_len": 1536,
+        "output_len": 512,
+        "tokens": 1_000_000_000,
+        "constraints": {"providers": ["aws", "gcp", "azure", "lambda", "nebius"]},
+    },
+    {
+        "kind": "train",
+        "model": {"name": "ResNet-50"},
+        "batch_size": 256,
+        "samples": 1_281_167,
+        "epochs": 90,
+        "objective": "time",
+        "constraints": {"budget_usd": 2_000},
+    },
+]
