@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from service.cli import main
+
+LORA = {
+    "kind": "fine_tune",
+    "model": {"name": "Llama 3.1 8B"},
+    "method": "lora",
+    "batch_size": 4,
+    "seq_len": 2048,
+    "recompute": "selective",
+    "tokens": 2_000_000_000,
+}
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(tmp_path_factory.mktemp("cli-plan") / "gpuplan.duckdb")
+
+
+def write(tmp_path: Path, body: object) -> str:
+    path = tmp_path / "workload.json"
+    path.write_text(json.dumps(body))
+    return str(path)
+
+
+def test_plan_prints_a_readable_table(db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", write(tmp_path, LORA), "--db", db]) == 0
+    out = capsys.readouterr().out
+    for label in ("choice", "total cost", "throughput", "alternatives", "why it lost"):
+        assert label in out
+
+
+def test_plan_json_is_the_api_plan(db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", write(tmp_path, LORA), "--db", db, "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["plan_id"].startswith("pl-") and plan["cost"]["total_usd"] > 0
+
+
+def test_bad_workload_file_names_the_field(
+    db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["plan", write(tmp_path, {**LORA, "tokens": -5}), "--db", db]) == 2
+    assert "tokens" in capsys.readouterr().err
+    assert main(["plan", str(tmp_path / "missing.json"), "--db", db]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_impossible_workload_lists_reasons(
+    db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = {
+        "kind": "train",
+        "model": {"name": "Llama 3.1 405B"},
+        "tokens": 10**9,
+        "constraints": {"max_gpus": 4},
+    }
+    assert main(["plan", write(tmp_path, body), "--db", db]) == 3
+    assert "memory" in capsys.readouterr().err
