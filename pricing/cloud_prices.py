@@ -8,18 +8,22 @@ instance-hour. The sheet states no interconnect and no billing increment: both a
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 
-import msgspec
-
 from pricing.aliases import AliasTable, NameContext
+from pricing.cells import cell_count, cell_float
 from pricing.errors import SheetRowError, UnresolvedGpuName
 from pricing.interconnect import derive_interconnect
-from pricing.offers import DEFAULT_BILLING_INCREMENT_S, RentalOffer, SheetProblem, offer_id_for
+from pricing.offers import (
+    DEFAULT_BILLING_INCREMENT_S,
+    ParsedOffers,
+    RentalOffer,
+    collect_offers,
+    offer_id_for,
+)
 from solver.gpus import GpuSpec, gpu_id_for
 
-__all__ = ["CLOUD_PRICE_COLUMNS", "ParsedOffers", "parse_cloud_price_rows"]
+__all__ = ["CLOUD_PRICE_COLUMNS", "parse_cloud_price_rows"]
 
 CLOUD_PRICE_COLUMNS = (
     "provider",
@@ -37,37 +41,12 @@ CLOUD_PRICE_COLUMNS = (
 )
 
 
-class ParsedOffers(msgspec.Struct, frozen=True, kw_only=True):
-    """The offers a sheet yields and every row it could not use."""
-
-    offers: list[RentalOffer]
-    problems: list[SheetProblem]
-
-
 def _optional_float(row: Mapping[str, str], column: str, *, positive: bool = False) -> float | None:
-    text = (row.get(column) or "").strip()
-    if not text:
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        raise SheetRowError(column, f"not a number: {text!r}") from None
-    if not math.isfinite(value) or value < 0 or (positive and value == 0):
-        raise SheetRowError(
-            column, f"must be a {'positive' if positive else 'non-negative'} number: {text!r}"
-        )
-    return value
+    return cell_float(row, column, positive=positive)
 
 
 def _count(row: Mapping[str, str], column: str) -> int:
-    text = (row.get(column) or "").strip()
-    try:
-        value = int(text)
-    except ValueError:
-        raise SheetRowError(column, f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise SheetRowError(column, f"must be at least 1: {text!r}")
-    return value
+    return cell_count(row, column)
 
 
 def _parse_row(
@@ -126,30 +105,4 @@ def parse_cloud_price_rows(
 
     ``gpus`` maps canonical GPU ids to specs; ``file`` is the sheet's file name (alias rules may test it).
     """
-    offers: list[RentalOffer] = []
-    problems: list[SheetProblem] = []
-    seen: dict[str, int] = {}
-    for line, row in enumerate(rows, start=2):
-        try:
-            offer = _parse_row(row, file, aliases, gpus)
-        except SheetRowError as exc:
-            value = row.get(exc.column) if exc.column else None
-            problems.append(
-                SheetProblem(file=file, line=line, column=exc.column, value=value, reason=exc.reason)
-            )
-            continue
-        if offer.offer_id in seen:
-            problems.append(
-                SheetProblem(
-                    file=file,
-                    line=line,
-                    column=None,
-                    value=None,
-                    reason=f"duplicate offer (same provider, instance type, region, GPU, count as line "
-                    f"{seen[offer.offer_id]})",
-                )
-            )
-            continue
-        seen[offer.offer_id] = line
-        offers.append(offer)
-    return ParsedOffers(offers=offers, problems=problems)
+    return collect_offers(enumerate(rows, start=2), file, lambda row: _parse_row(row, file, aliases, gpus))

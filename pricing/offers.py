@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 import msgspec
 
-__all__ = ["DEFAULT_BILLING_INCREMENT_S", "RentalOffer", "SheetProblem", "offer_id_for"]
+from pricing.errors import SheetRowError
+
+__all__ = [
+    "DEFAULT_BILLING_INCREMENT_S",
+    "ParsedOffers",
+    "RentalOffer",
+    "SheetProblem",
+    "collect_offers",
+    "offer_id_for",
+]
 
 DEFAULT_BILLING_INCREMENT_S = 60
 """Billing increment assumed when a source does not state one: per-minute billing, which is what the
@@ -34,6 +45,8 @@ class RentalOffer(msgspec.Struct, frozen=True, kw_only=True):
     spot_price_per_hour_usd: float | None
     billing_increment_s: int
     source: str
+    reserved_1y_price_per_hour_usd: float | None = None
+    reserved_3y_price_per_hour_usd: float | None = None
 
 
 class SheetProblem(msgspec.Struct, frozen=True, kw_only=True):
@@ -52,3 +65,51 @@ def offer_id_for(
     """A stable id for an offer: the same key gets the same id in every sheet version."""
     key = "\x1f".join((provider, instance_type, region, gpu_name, str(gpus_per_instance)))
     return "of-" + hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+class ParsedOffers(msgspec.Struct, frozen=True, kw_only=True):
+    """The offers a sheet yields and every row it could not use."""
+
+    offers: list[RentalOffer]
+    problems: list[SheetProblem]
+
+
+def collect_offers(
+    rows: Iterable[tuple[int, Mapping[str, Any]]],
+    file: str,
+    parse: Callable[[Mapping[str, Any]], RentalOffer],
+) -> ParsedOffers:
+    """Parse every ``(line, row)``; a row that fails, or repeats an offer key, becomes a problem."""
+    offers: list[RentalOffer] = []
+    problems: list[SheetProblem] = []
+    seen: dict[str, int] = {}
+    for line, row in rows:
+        try:
+            offer = parse(row)
+        except SheetRowError as exc:
+            value = row.get(exc.column) if exc.column else None
+            problems.append(
+                SheetProblem(
+                    file=file,
+                    line=line,
+                    column=exc.column,
+                    value=None if value is None else str(value),
+                    reason=exc.reason,
+                )
+            )
+            continue
+        if offer.offer_id in seen:
+            problems.append(
+                SheetProblem(
+                    file=file,
+                    line=line,
+                    column=None,
+                    value=None,
+                    reason=f"duplicate offer (same provider, instance type, region, GPU and count as line "
+                    f"{seen[offer.offer_id]})",
+                )
+            )
+            continue
+        seen[offer.offer_id] = line
+        offers.append(offer)
+    return ParsedOffers(offers=offers, problems=problems)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from litestar import Litestar, Router
@@ -24,12 +25,22 @@ from service.openapi_values import (
 )
 from service.plans import PlanService
 from service.problems import exception_handlers
-from service.routes.common import reject_unknown_query_params
+from service.refresh import Refresher, load_sources
+from service.routes.buy_vs_rent import buy_vs_rent_handler
+from service.routes.common import allow_header_handler, reject_unknown_query_params
 from service.routes.estimates import memory_handler, throughput_handler
 from service.routes.gpus import get_gpu_handler, list_gpus_handler
 from service.routes.health import health_handler, package_version
 from service.routes.offers import list_offers_handler
 from service.routes.plans import create_plan_handler, get_plan_handler
+from service.routes.price_sheets import (
+    get_sheet_handler,
+    list_sheets_handler,
+    offer_history_handler,
+    refresh_now_handler,
+    refresh_status_handler,
+    upload_sheet_handler,
+)
 from service.routes.profiles import list_profiles_handler
 from service.settings import Settings
 from service.store import Store
@@ -57,10 +68,23 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     owned = store is None
     # Opened here, not in the lifespan, so the OpenAPI schema can list the catalog's known values.
     opened = Store.open(config.db_path) if store is None else store
+    sources = load_sources(config.sources_file) if config.sources_file else []
+    refresher = Refresher(opened, sources, move_factor=config.price_move_factor)
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         scheduler = _scheduler()
+        for source in sources:  # each source refreshes at boot, then every interval_seconds
+            scheduler.add_job(
+                refresher.run,
+                "interval",
+                seconds=source.interval_seconds,
+                args=[source.name],
+                id=f"refresh:{source.name}",
+                name=f"refresh {source.name}",
+                replace_existing=True,
+                next_run_time=datetime.now(UTC),
+            )
         scheduler.start()
         app.state.scheduler = scheduler
         try:
@@ -73,6 +97,8 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     v1 = Router(
         path="/v1",
         route_handlers=[
+            allow_header_handler("/price-sheets"),
+            allow_header_handler("/price-sheets/refresh"),
             list_gpus_handler,
             get_gpu_handler,
             list_offers_handler,
@@ -81,13 +107,29 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
             throughput_handler,
             create_plan_handler,
             get_plan_handler,
+            list_sheets_handler,
+            get_sheet_handler,
+            upload_sheet_handler,
+            offer_history_handler,
+            refresh_status_handler,
+            refresh_now_handler,
+            buy_vs_rent_handler,
         ],
     )
     app = Litestar(
         route_handlers=[health_handler, v1],
         lifespan=[lifespan],
         state=State(
-            {"store": opened, "plan_service": PlanService(opened, time_limit_s=config.plan_time_limit_s)}
+            {
+                "store": opened,
+                "settings": config,
+                "refresher": refresher,
+                "plan_service": PlanService(
+                    opened,
+                    time_limit_s=config.plan_time_limit_s,
+                    price_max_age_hours=config.price_max_age_hours,
+                ),
+            }
         ),
         before_request=reject_unknown_query_params,
         exception_handlers=exception_handlers,

@@ -16,8 +16,11 @@ import msgspec
 from tabulate import tabulate
 
 from service.catalog import OFFER_SORTS, GpuQuery, OfferQuery, db_stats, list_gpus, list_offers
+from service.cli_buy_vs_rent import register as register_buy_vs_rent
 from service.cli_plan import register as register_plan
-from service.errors import ServiceError
+from service.cli_prices import register as register_prices
+from service.errors import InvalidParameter, ServiceError
+from service.refresh import load_sources
 from service.settings import Settings
 from service.store import Store
 from solver.errors import InvalidWorkload
@@ -45,6 +48,12 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     os.environ["GPUPLAN_DB"] = args.db
+    settings = Settings.from_env()
+    if settings.sources_file:  # a bad sources file stops the start here, with its reason
+        try:
+            load_sources(settings.sources_file)
+        except ValueError as exc:
+            raise InvalidParameter("GPUPLAN_SOURCES", str(exc)) from None
     logging.getLogger().setLevel(args.log_level.upper())
     # Open (create, migrate, seed) once before serving, so a bad path fails here with a clear message.
     Store.open(args.db).close()
@@ -226,7 +235,9 @@ def _parser() -> argparse.ArgumentParser:
     offers.set_defaults(func=_cmd_offers)
 
     register_plan(sub)
+    register_prices(sub)
 
+    register_buy_vs_rent(sub)
     return parser
 
 

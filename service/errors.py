@@ -2,6 +2,8 @@
 
 ServiceError
  ├── InvalidParameter     400: a query/path/body value is wrong; ``field`` names it
+ ├── Unauthorized         401: a write without the right bearer token
+ ├── Forbidden            403: writes are disabled (no admin token configured)
  ├── NotFound             404: no such resource
  └── StoreUnavailable     503: the database cannot be opened or used right now
 """
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-__all__ = ["InvalidParameter", "NotFound", "ServiceError", "StoreUnavailable"]
+__all__ = ["Forbidden", "InvalidParameter", "NotFound", "ServiceError", "StoreUnavailable", "Unauthorized"]
 
 
 class ServiceError(Exception):
@@ -19,9 +21,10 @@ class ServiceError(Exception):
     status_code: ClassVar[int] = 500
     title: ClassVar[str] = "Internal error"
 
-    def __init__(self, detail: str, **extra: Any) -> None:
+    def __init__(self, detail: str, *, headers: dict[str, str] | None = None, **extra: Any) -> None:
         super().__init__(detail)
         self.detail = detail
+        self.headers = headers or {}
         self.extra = extra
 
 
@@ -37,6 +40,20 @@ class InvalidParameter(ServiceError):
         )
         self.field = field
         self.message = message
+
+
+class Unauthorized(ServiceError):
+    """The request lacks the admin bearer token, or carries a wrong one."""
+
+    status_code = 401
+    title = "Unauthorized"
+
+
+class Forbidden(ServiceError):
+    """Writes are refused: the operator configured no admin token."""
+
+    status_code = 403
+    title = "Forbidden"
 
 
 class NotFound(ServiceError):

@@ -143,7 +143,7 @@ def estimate_throughput_for(store: Store, request: ThroughputRequest) -> Through
         snapshot.profiles,
         snapshot.gpus,
         output_len=request.output_len,
-        index=store.profile_index,
+        index=store.profile_index_of(snapshot),
     )
     return ThroughputResponse(
         value=estimate.value,

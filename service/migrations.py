@@ -162,9 +162,27 @@ _V2: Final = (
     )""",
 )
 
+_V3: Final = (
+    "ALTER TABLE offers ADD COLUMN reserved_1y_price_per_hour_usd DOUBLE",
+    "ALTER TABLE offers ADD COLUMN reserved_3y_price_per_hour_usd DOUBLE",
+    "ALTER TABLE price_sheets ADD COLUMN report JSON",
+    """CREATE TABLE refresh_runs (
+        run_id INTEGER PRIMARY KEY,
+        source VARCHAR NOT NULL,
+        started_at TIMESTAMPTZ NOT NULL,
+        finished_at TIMESTAMPTZ NOT NULL,
+        result VARCHAR NOT NULL CHECK (result IN ('ok', 'unchanged', 'rejected', 'failed')),
+        error VARCHAR,
+        version INTEGER,
+        attempts INTEGER NOT NULL,
+        report JSON
+    )""",
+)
+
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     (1, "catalog, price sheets, profiles, seed state", _V1),
     (2, "stored plans", _V2),
+    (3, "reserved prices, sheet reports, refresh runs", _V3),
 )
 
 

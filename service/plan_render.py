@@ -27,10 +27,7 @@ from solver.plan_spec import PlanRequest
 from solver.planner import PlanResult
 from solver.workload import ResolvedWorkload
 
-__all__ = ["PRICE_AGE_WARNING_HOURS", "render_plan"]
-
-PRICE_AGE_WARNING_HOURS = 24 * 30
-"""Prices older than this are flagged in ``price_sheet.warnings``."""
+__all__ = ["render_plan"]
 
 
 def _choice(c: Candidate, snapshot: CatalogSnapshot, request: PlanRequest) -> ChoiceOut:
@@ -109,7 +106,9 @@ def _cost(c: Candidate) -> CostOut:
     )
 
 
-def _sheets(snapshot: CatalogSnapshot, now: datetime, kinds: set[str]) -> PriceSheetsOut:
+def _sheets(
+    snapshot: CatalogSnapshot, now: datetime, kinds: set[str], max_age_hours: float
+) -> PriceSheetsOut:
     uses = []
     warnings = []
     for sheet in snapshot.sheets:
@@ -125,7 +124,7 @@ def _sheets(snapshot: CatalogSnapshot, now: datetime, kinds: set[str]) -> PriceS
                 age_hours=age,
             )
         )
-        if age > PRICE_AGE_WARNING_HOURS:
+        if age > max_age_hours:
             warnings.append(
                 f"{sheet.kind} sheet {sheet.source!r} (version {sheet.version}) is {age / 24:.0f} days old"
             )
@@ -142,6 +141,7 @@ def render_plan(
     snapshot: CatalogSnapshot,
     pruned_offers: int,
     total_ms: float,
+    price_max_age_hours: float = 24 * 30,
 ) -> PlanOut:
     """The API view of a plan."""
     chosen = result.choice
@@ -200,7 +200,7 @@ def render_plan(
             )
             for p in result.pareto
         ],
-        price_sheet=_sheets(snapshot, created_at, kinds),
+        price_sheet=_sheets(snapshot, created_at, kinds, price_max_age_hours),
         solver=SolverOut(
             backend=result.outcome.backend,
             status="time_limited" if result.outcome.status == "time_limited" else "optimal",

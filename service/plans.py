@@ -134,15 +134,16 @@ def _interconnect(text: str) -> Interconnect:
 class PlanService:
     """Plans against one store: a throughput cache shared by requests, plans stored in the store."""
 
-    def __init__(self, store: Store, *, time_limit_s: float = 5.0) -> None:
+    def __init__(
+        self, store: Store, *, time_limit_s: float = 5.0, price_max_age_hours: float = 24 * 30
+    ) -> None:
         self.store = store
         self.time_limit_s = time_limit_s
+        self.price_max_age_hours = price_max_age_hours
         self.throughput_cache = ThroughputCache()
 
-    def _throughput_fn(self, output_len: int | None) -> ThroughputFn:
-        store = self.store
-        index = store.profile_index
-        snapshot = store.snapshot
+    def _throughput_fn(self, snapshot: CatalogSnapshot, output_len: int | None) -> ThroughputFn:
+        index = self.store.profile_index_of(snapshot)
         cache = self.throughput_cache
 
         def estimate(
@@ -178,7 +179,9 @@ class PlanService:
         template = Workload(**_job_fields(request))  # layout fields keep defaults: the planner varies them
         resolved = resolve_workload(template)
         supplies, rejections, pruned_offers = (
-            build_rental_supplies(snapshot, self.store.derived("supply_index", build_supply_index), request)
+            build_rental_supplies(
+                snapshot, self.store.derived(snapshot, "supply_index", build_supply_index), request
+            )
             if request.acquisition in ("rent", "either")
             else ([], [], 0)
         )
@@ -187,7 +190,7 @@ class PlanService:
             template,
             supplies,
             snapshot.gpus,
-            self._throughput_fn(request.output_len),
+            self._throughput_fn(snapshot, request.output_len),
             seq_len=resolved.seq_len,
             pre_rejections=rejections,
             time_limit_s=self.time_limit_s,
@@ -201,6 +204,7 @@ class PlanService:
             result=result,
             snapshot=snapshot,
             pruned_offers=pruned_offers,
+            price_max_age_hours=self.price_max_age_hours,
             total_ms=(time.perf_counter() - started) * 1000,
         )
         self._save(plan_out, request)

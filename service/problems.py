@@ -43,7 +43,9 @@ def problem_response(
 
 def _service_error(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
     assert isinstance(exc, ServiceError)
-    return problem_response(request, exc.status_code, exc.title, exc.detail, **exc.extra)
+    response = problem_response(request, exc.status_code, exc.title, exc.detail, **exc.extra)
+    response.headers.update(exc.headers)
+    return response
 
 
 def _invalid_workload(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:

@@ -15,9 +15,9 @@ from importlib import resources
 import msgspec
 
 from pricing.aliases import AliasRule, AliasTable, NameContext
-from pricing.cloud_prices import ParsedOffers, parse_cloud_price_rows
+from pricing.cloud_prices import parse_cloud_price_rows
 from pricing.errors import UnresolvedGpuName
-from pricing.offers import SheetProblem
+from pricing.offers import ParsedOffers, SheetProblem
 from pricing.ownership import OwnershipDefault, OwnershipPrice
 from solver.gpus import GpuSpec, gpu_id_for
 from solver.profiles import MeasuredProfile, ServingProfile

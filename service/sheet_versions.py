@@ -16,7 +16,7 @@ import msgspec
 from pricing.offers import RentalOffer
 from service.bulk import insert_rows
 
-__all__ = ["OFFER_COLUMNS", "add_ownership_version", "add_rental_version", "content_hash"]
+__all__ = ["OFFER_COLUMNS", "add_ownership_version", "add_rental_version", "content_hash", "latest_hash"]
 
 OFFER_COLUMNS: tuple[str, ...] = tuple(f for f in RentalOffer.__struct_fields__)
 
@@ -31,7 +31,7 @@ def content_hash(items: Sequence[msgspec.Struct]) -> str:
     return "sha256:" + digest.hexdigest()
 
 
-def _latest_hash(cur: duckdb.DuckDBPyConnection, source: str, kind: str) -> str | None:
+def latest_hash(cur: duckdb.DuckDBPyConnection, source: str, kind: str) -> str | None:
     row = cur.execute(
         "SELECT content_hash FROM price_sheets WHERE source = ? AND kind = ? ORDER BY version DESC LIMIT 1",
         [source, kind],
@@ -49,12 +49,14 @@ def _new_version(
     row_count: int,
     fetched_at: datetime,
     origin: str,
+    report: str | None = None,
 ) -> int:
     row = cur.execute("SELECT coalesce(max(version), 0) + 1 FROM price_sheets").fetchone()
     version = int(row[0]) if row else 1
     cur.execute(
-        "INSERT INTO price_sheets VALUES (?, ?, ?, ?, ?, ?, ?, ?, current_timestamp, ?)",
-        [version, source, kind, fmt, digest, row_count, fetched_at, fetched_at, origin],
+        "INSERT INTO price_sheets (version, source, kind, format, content_hash, row_count, fetched_at, "
+        "effective_at, created_at, origin, report) VALUES (?, ?, ?, ?, ?, ?, ?, ?, current_timestamp, ?, ?)",
+        [version, source, kind, fmt, digest, row_count, fetched_at, fetched_at, origin, report],
     )
     return version
 
@@ -67,10 +69,11 @@ def add_rental_version(
     offers: Sequence[RentalOffer],
     fetched_at: datetime,
     origin: str,
+    report: str | None = None,
 ) -> int | None:
     """Store a new rental sheet version of ``source``; ``None`` when the content is unchanged."""
     digest = content_hash(offers)
-    if _latest_hash(cur, source, "rental") == digest:
+    if latest_hash(cur, source, "rental") == digest:
         return None
     version = _new_version(
         cur,
@@ -81,6 +84,7 @@ def add_rental_version(
         row_count=len(offers),
         fetched_at=fetched_at,
         origin=origin,
+        report=report,
     )
     rows = [(version, *msgspec.structs.astuple(o)) for o in offers]
     insert_rows(cur, "offers", ("version", *OFFER_COLUMNS), rows)
@@ -96,10 +100,11 @@ def add_ownership_version(
     defaults: Sequence[msgspec.Struct],
     fetched_at: datetime,
     origin: str,
+    report: str | None = None,
 ) -> int | None:
     """Store a new ownership sheet version (purchase prices and finance defaults together)."""
     digest = content_hash([*prices, *defaults])
-    if _latest_hash(cur, source, "ownership") == digest:
+    if latest_hash(cur, source, "ownership") == digest:
         return None
     version = _new_version(
         cur,
@@ -110,6 +115,7 @@ def add_ownership_version(
         row_count=len(prices) + len(defaults),
         fetched_at=fetched_at,
         origin=origin,
+        report=report,
     )
     if prices:
         fields = prices[0].__struct_fields__

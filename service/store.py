@@ -67,6 +67,8 @@ class CatalogSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     profiles: tuple[MeasuredProfile, ...]
     offers: tuple[CurrentOffer, ...]
     sheets: tuple[SheetInfo, ...]
+    derived: dict[str, object] = msgspec.field(default_factory=dict)
+    """Structures built from this snapshot alone (profile index, supply index), built once on demand."""
 
     def alias_table(self) -> AliasTable:
         return AliasTable(self.alias_rules)
@@ -166,8 +168,7 @@ class Store:
         self._snapshot_lock = threading.Lock()
         with self.cursor() as cur:
             self._snapshot = _read_snapshot(cur)
-        self._profile_index: ProfileIndex | None = None
-        self._derived: dict[str, object] = {}
+        self._derived_lock = threading.Lock()
 
     @classmethod
     def open(cls, path: str) -> Store:
@@ -219,23 +220,22 @@ class Store:
         """Re-read the snapshot after a write (a new sheet, new profiles)."""
         with self.cursor() as cur, self._snapshot_lock:
             self._snapshot = _read_snapshot(cur)
-            self._profile_index = None
-            self._derived = {}
 
-    def derived[T](self, name: str, build: Callable[[CatalogSnapshot], T]) -> T:
-        """A structure built from the current snapshot once (``build(snapshot)``), rebuilt after a change."""
-        with self._snapshot_lock:
-            if name not in self._derived:
-                self._derived[name] = build(self._snapshot)
-            return cast(T, self._derived[name])
+    def derived[T](self, snapshot: CatalogSnapshot, name: str, build: Callable[[CatalogSnapshot], T]) -> T:
+        """``build(snapshot)``, built once per snapshot: what a request reads stays consistent with the
+        snapshot it started from, even if a new sheet is swapped in meanwhile."""
+        with self._derived_lock:
+            if name not in snapshot.derived:
+                snapshot.derived[name] = build(snapshot)
+            return cast(T, snapshot.derived[name])
 
     @property
     def profile_index(self) -> ProfileIndex:
-        """The measured profiles indexed for the throughput model, built once per snapshot."""
-        with self._snapshot_lock:
-            if self._profile_index is None:
-                self._profile_index = ProfileIndex(self._snapshot.profiles, self._snapshot.gpus)
-            return self._profile_index
+        """The measured profiles of the current snapshot indexed for the throughput model."""
+        return self.profile_index_of(self.snapshot)
+
+    def profile_index_of(self, snapshot: CatalogSnapshot) -> ProfileIndex:
+        return self.derived(snapshot, "profile_index", lambda s: ProfileIndex(s.profiles, s.gpus))
 
     def schema_version(self) -> int:
         with self.cursor() as cur:

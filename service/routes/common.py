@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Request
+from litestar import HttpMethod, Request, Response, route
 from litestar.datastructures import State
+from litestar.handlers import HTTPRouteHandler
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import QueryParameter
 
@@ -13,10 +14,13 @@ from service.errors import InvalidParameter
 from service.schemas import Problem
 from service.store import Store
 
-__all__ = ["problem_responses", "reject_unknown_query_params", "store_from"]
+__all__ = ["allow_header_handler", "problem_responses", "reject_unknown_query_params", "store_from"]
 
 _PROBLEM_DESCRIPTIONS = {
     400: "Invalid input; `field` names the parameter",
+    401: "Missing or wrong admin bearer token",
+    403: "Writes are disabled (no admin token configured)",
+    413: "The request body is too large",
     404: "No such resource",
     422: "The request is valid but cannot be satisfied; the body says why",
     503: "The database is unavailable",
@@ -62,3 +66,20 @@ async def reject_unknown_query_params(request: Request[Any, Any, Any]) -> None:
         if key not in allowed:
             expected = ", ".join(sorted(allowed)) or "none"
             raise InvalidParameter(key, f"unknown query parameter; this endpoint accepts: {expected}")
+
+
+def allow_header_handler(path: str) -> HTTPRouteHandler:
+    """An explicit OPTIONS handler for a static ``path`` served by several handlers (GET and POST).
+
+    Litestar 2.25 builds its automatic OPTIONS answer when a path's first handler is registered and does
+    not update it when a second handler joins that path, so ``Allow`` would list only the first method.
+    Registered before the others, this handler answers with every method the app routes for the path.
+    """
+
+    def options(request: Request[Any, Any, Any]) -> Response[None]:
+        methods = request.app.route_handler_method_map.get(request.url.path, {})
+        return Response(None, status_code=204, headers={"Allow": ", ".join(sorted(methods))})
+
+    return route(path, http_method=[HttpMethod.OPTIONS], include_in_schema=False, sync_to_thread=False)(
+        options
+    )

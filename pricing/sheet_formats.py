@@ -1,0 +1,368 @@
+"""Price-sheet formats: read a sheet's bytes into rows, then rows into offers or ownership prices.
+
+Formats (``format=``):
+
+``rental_csv`` / ``rental_json``
+    This project's rental sheet. Columns (JSON: a list of objects, or ``{"offers": [...]}``):
+    ``provider`` (or the ``provider`` given with the sheet), ``instance_type``, ``gpu`` (any name the
+    alias table knows), ``gpus_per_instance``, ``interconnect`` (``none|pcie|nvlink|nvswitch``; empty:
+    derived by the documented rule), ``region``, ``price_per_hour_usd``, ``spot_price_per_hour_usd``,
+    ``reserved_1y_price_per_hour_usd``, ``reserved_3y_price_per_hour_usd`` (USD per instance-hour; at
+    least an on-demand or a spot price), ``billing_increment_s`` (default 60), and optionally
+    ``gpu_memory_gib``, ``vcpus``, ``memory_gib``.
+``cloud_catalog_csv``
+    A SkyPilot catalog ``vms.csv``: ``InstanceType, AcceleratorName, AcceleratorCount, vCPUs,
+    MemoryGiB, GpuInfo, Price, SpotPrice, Region, AvailabilityZone``; the provider is the one given
+    with the sheet. Rows without an accelerator are skipped (CPU instances); the cheapest row per
+    (instance type, accelerator, count, region) is kept, as zones repeat a region's offer.
+``ownership_csv``
+    Purchase prices: ``gpu, vendor, purchase_price_usd, price_basis, price_date,
+    server_overhead_factor, system_power_w_per_gpu, gpu_tdp_w, source, source_url_or_path,
+    confidence, notes`` (the shipped ``ownership_prices.csv``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, Final, Literal
+
+from pricing.aliases import AliasTable, NameContext
+from pricing.cells import cell_choice, cell_count, cell_float, cell_text
+from pricing.errors import SheetRowError, UnresolvedGpuName
+from pricing.interconnect import derive_interconnect
+from pricing.offers import (
+    DEFAULT_BILLING_INCREMENT_S,
+    ParsedOffers,
+    RentalOffer,
+    SheetProblem,
+    collect_offers,
+    offer_id_for,
+)
+from pricing.ownership import OwnershipPrice
+from solver.gpus import GpuSpec, Interconnect, gpu_id_for
+
+__all__ = [
+    "FORMATS",
+    "REQUIRED_COLUMNS",
+    "SheetFormat",
+    "SheetRows",
+    "parse_ownership_rows",
+    "parse_rental_rows",
+    "parse_skypilot_rows",
+    "read_rows",
+]
+
+SheetFormat = Literal["rental_csv", "rental_json", "cloud_catalog_csv", "ownership_csv"]
+FORMATS: Final[tuple[str, ...]] = ("rental_csv", "rental_json", "cloud_catalog_csv", "ownership_csv")
+REQUIRED_COLUMNS: Final[dict[str, tuple[str, ...]]] = {
+    "rental_csv": ("instance_type", "gpu", "gpus_per_instance", "region"),
+    "rental_json": ("instance_type", "gpu", "gpus_per_instance", "region"),
+    "cloud_catalog_csv": ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region"),
+    "ownership_csv": ("gpu", "purchase_price_usd", "source"),
+}
+_INTERCONNECTS: Final = ("none", "pcie", "nvlink", "nvswitch")
+
+SheetRows = list[tuple[int, dict[str, Any]]]
+
+
+def read_rows(body: bytes, fmt: SheetFormat, file: str) -> tuple[SheetRows, list[SheetProblem]]:
+    """Decode a sheet into ``(line, row)`` pairs; a sheet that cannot be read at all is one problem."""
+
+    def whole(reason: str, column: str | None = None) -> tuple[SheetRows, list[SheetProblem]]:
+        return [], [SheetProblem(file=file, line=0, column=column, value=None, reason=reason)]
+
+    try:
+        text = body.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return whole(f"not UTF-8 text: {exc}")
+    if fmt == "rental_json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            return whole(f"not valid JSON: {exc}")
+        items = data.get("offers") if isinstance(data, dict) else data
+        if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+            return whole('expected a list of offer objects, or {"offers": [...]}')
+        rows: SheetRows = [(i + 1, item) for i, item in enumerate(items)]
+        columns = set().union(*(item.keys() for item in items)) if items else set()
+    else:
+        reader = csv.DictReader(io.StringIO(text))
+        try:
+            rows = [(i + 2, dict(row)) for i, row in enumerate(reader)]
+        except csv.Error as exc:
+            return whole(f"not valid CSV: {exc}")
+        columns = set(reader.fieldnames or [])
+    if not rows:
+        return whole("the sheet has no rows")
+    missing = [c for c in REQUIRED_COLUMNS[fmt] if c not in columns]
+    if missing:
+        return whole(f"missing required column(s): {', '.join(missing)}", missing[0])
+    for line, row in rows:
+        if None in row:  # csv puts surplus cells under the key None
+            return whole(f"line {line} has more cells than the header")
+    return rows, []
+
+
+def _resolve(
+    aliases: AliasTable, gpus: Mapping[str, GpuSpec], name: str, context: NameContext, column: str
+) -> GpuSpec:
+    try:
+        canonical = aliases.resolve(name, context)
+    except UnresolvedGpuName as exc:
+        raise SheetRowError(column, exc.reason) from None
+    gpu = gpus.get(gpu_id_for(canonical))
+    if gpu is None:
+        raise SheetRowError(column, f"alias points at {canonical!r}, which is not in the GPU catalog")
+    return gpu
+
+
+def _offer(
+    *,
+    provider: str,
+    instance_type: str,
+    region: str,
+    gpu_name: str,
+    gpu: GpuSpec,
+    count: int,
+    memory: float | None,
+    vcpus: float | None,
+    host_memory: float | None,
+    interconnect: Interconnect | None,
+    price: float | None,
+    spot: float | None,
+    reserved_1y: float | None,
+    reserved_3y: float | None,
+    increment: int,
+    source: str,
+) -> RentalOffer:
+    if price is None and spot is None:
+        raise SheetRowError("price_per_hour_usd", "neither an on-demand nor a spot price")
+    if interconnect is None:
+        derived, rule = derive_interconnect(gpu, count, instance_type)
+    else:
+        if count == 1 and interconnect != "none":
+            raise SheetRowError(
+                "interconnect", f"a 1-GPU instance has no GPU interconnect, got {interconnect!r}"
+            )
+        derived, rule = interconnect, "stated by the sheet"
+    return RentalOffer(
+        offer_id=offer_id_for(provider, instance_type, region, gpu_name, count),
+        provider=provider,
+        instance_type=instance_type,
+        region=region,
+        gpu_id=gpu.gpu_id,
+        gpu_name=gpu_name,
+        gpus_per_instance=count,
+        gpu_memory_gib=memory,
+        vcpus=vcpus,
+        host_memory_gib=host_memory,
+        interconnect=derived,
+        interconnect_derived=interconnect is None,
+        interconnect_rule=rule,
+        price_per_hour_usd=price,
+        spot_price_per_hour_usd=spot,
+        billing_increment_s=increment,
+        source=source,
+        reserved_1y_price_per_hour_usd=reserved_1y,
+        reserved_3y_price_per_hour_usd=reserved_3y,
+    )
+
+
+def parse_rental_rows(
+    rows: SheetRows,
+    *,
+    file: str,
+    source: str,
+    provider: str | None,
+    aliases: AliasTable,
+    gpus: Mapping[str, GpuSpec],
+) -> ParsedOffers:
+    """This project's rental sheet (CSV or JSON rows) → offers, every unusable row a problem."""
+
+    def parse(row: Mapping[str, Any]) -> RentalOffer:
+        row_provider = cell_text(row, "provider") or (provider or "")
+        if not row_provider:
+            raise SheetRowError("provider", "empty, and no provider was given with the sheet")
+        if provider and row_provider != provider:
+            raise SheetRowError(
+                "provider", f"{row_provider!r} differs from the sheet's provider {provider!r}"
+            )
+        instance_type = cell_text(row, "instance_type", required=True)
+        gpu_name = cell_text(row, "gpu", required=True)
+        count = cell_count(row, "gpus_per_instance")
+        memory = cell_float(row, "gpu_memory_gib", positive=True)
+        context = NameContext(
+            file=file, provider=row_provider, instance_type=instance_type, gpu_memory_gib=memory
+        )
+        gpu = _resolve(aliases, gpus, gpu_name, context, "gpu")
+        choice = cell_choice(row, "interconnect", _INTERCONNECTS)
+        return _offer(
+            provider=row_provider,
+            instance_type=instance_type,
+            region=cell_text(row, "region", required=True),
+            gpu_name=gpu_name,
+            gpu=gpu,
+            count=count,
+            memory=memory,
+            vcpus=cell_float(row, "vcpus"),
+            host_memory=cell_float(row, "memory_gib"),
+            interconnect=None if choice is None else _INTERCONNECT_OF[choice],
+            price=cell_float(row, "price_per_hour_usd", positive=True),
+            spot=cell_float(row, "spot_price_per_hour_usd", positive=True),
+            reserved_1y=cell_float(row, "reserved_1y_price_per_hour_usd", positive=True),
+            reserved_3y=cell_float(row, "reserved_3y_price_per_hour_usd", positive=True),
+            increment=cell_count(row, "billing_increment_s", default=DEFAULT_BILLING_INCREMENT_S),
+            source=source,
+        )
+
+    return collect_offers(rows, file, parse)
+
+
+_INTERCONNECT_OF: Final[dict[str, Interconnect]] = {
+    "none": "none",
+    "pcie": "pcie",
+    "nvlink": "nvlink",
+    "nvswitch": "nvswitch",
+}
+_MEMORY_MIB = re.compile(r"['\"]SizeInMiB['\"]\s*:\s*([0-9.]+)")
+
+
+def _gpu_memory_gib(gpu_info: str, count: int) -> float | None:
+    """Per-GPU memory from SkyPilot's ``GpuInfo`` (a Python/JSON dict; ``SizeInMiB`` per GPU)."""
+    match = _MEMORY_MIB.search(gpu_info)
+    if match is None:
+        return None
+    return round(float(match.group(1)) / 1024, 2) or None
+
+
+def parse_skypilot_rows(
+    rows: SheetRows,
+    *,
+    file: str,
+    source: str,
+    provider: str,
+    aliases: AliasTable,
+    gpus: Mapping[str, GpuSpec],
+) -> ParsedOffers:
+    """A SkyPilot ``vms.csv`` → offers (GPU rows only; the cheapest row per region kept)."""
+    cheapest: dict[tuple[str, str, str, str], tuple[int, dict[str, Any], float]] = {}
+    problems: list[SheetProblem] = []
+    for line, row in rows:
+        accelerator = cell_text(row, "AcceleratorName")
+        if not accelerator:
+            continue  # a CPU instance: not a GPU offer
+        try:
+            price = cell_float(row, "Price", positive=True)
+            spot = cell_float(row, "SpotPrice")
+        except SheetRowError as exc:
+            problems.append(
+                SheetProblem(
+                    file=file,
+                    line=line,
+                    column=exc.column,
+                    value=str(row.get(exc.column or "")),
+                    reason=exc.reason,
+                )
+            )
+            continue
+        rank = price if price is not None else (spot or 0.0) + 1e12  # spot-only rows only when nothing else
+        key = (
+            cell_text(row, "InstanceType"),
+            accelerator,
+            cell_text(row, "AcceleratorCount"),
+            cell_text(row, "Region"),
+        )
+        held = cheapest.get(key)
+        if held is None or rank < held[2]:
+            cheapest[key] = (line, row, rank)
+
+    def parse(row: Mapping[str, Any]) -> RentalOffer:
+        accelerator = cell_text(row, "AcceleratorName", required=True)
+        count = cell_count(row, "AcceleratorCount")
+        instance_type = cell_text(row, "InstanceType")
+        memory = _gpu_memory_gib(cell_text(row, "GpuInfo"), count)
+        context = NameContext(
+            file=file, provider=provider, instance_type=instance_type, gpu_memory_gib=memory
+        )
+        gpu = _resolve(aliases, gpus, accelerator, context, "AcceleratorName")
+        spot = cell_float(row, "SpotPrice")
+        return _offer(
+            provider=provider,
+            instance_type=instance_type,
+            region=cell_text(row, "Region", required=True),
+            gpu_name=accelerator,
+            gpu=gpu,
+            count=count,
+            memory=memory,
+            vcpus=cell_float(row, "vCPUs"),
+            host_memory=cell_float(row, "MemoryGiB"),
+            interconnect=None,
+            price=cell_float(row, "Price", positive=True),
+            spot=spot if spot else None,  # SkyPilot writes 0 for "no spot price"
+            reserved_1y=None,
+            reserved_3y=None,
+            increment=DEFAULT_BILLING_INCREMENT_S,
+            source=source,
+        )
+
+    parsed = collect_offers(
+        ((line, row) for line, row, _ in sorted(cheapest.values(), key=lambda v: v[0])), file, parse
+    )
+    return ParsedOffers(offers=parsed.offers, problems=problems + parsed.problems)
+
+
+def parse_ownership_rows(
+    rows: SheetRows, *, file: str, aliases: AliasTable, gpus: Mapping[str, GpuSpec]
+) -> tuple[list[OwnershipPrice], list[SheetProblem]]:
+    """Purchase-price rows → ownership prices; duplicates of (gpu, price, date, source) are problems."""
+    prices: list[OwnershipPrice] = []
+    problems: list[SheetProblem] = []
+    seen: dict[tuple[str, float, str, str], int] = {}
+    for line, row in rows:
+        try:
+            name = cell_text(row, "gpu", required=True)
+            gpu = _resolve(aliases, gpus, name, NameContext(file=file), "gpu")
+            price = cell_float(row, "purchase_price_usd", positive=True, required=True)
+            assert price is not None
+            item = OwnershipPrice(
+                gpu_id=gpu.gpu_id,
+                gpu_name=name,
+                vendor=cell_text(row, "vendor") or gpu.vendor,
+                purchase_price_usd=price,
+                price_basis=cell_text(row, "price_basis"),
+                price_date=cell_text(row, "price_date"),
+                server_overhead_factor=cell_float(row, "server_overhead_factor", positive=True),
+                system_power_w_per_gpu=cell_float(row, "system_power_w_per_gpu", positive=True),
+                gpu_tdp_w=cell_float(row, "gpu_tdp_w", positive=True),
+                source=cell_text(row, "source", required=True),
+                source_url=cell_text(row, "source_url_or_path"),
+                confidence=cell_text(row, "confidence"),
+                notes=cell_text(row, "notes"),
+            )
+        except SheetRowError as exc:
+            value = row.get(exc.column) if exc.column else None
+            problems.append(
+                SheetProblem(
+                    file=file,
+                    line=line,
+                    column=exc.column,
+                    value=None if value is None else str(value),
+                    reason=exc.reason,
+                )
+            )
+            continue
+        key = (item.gpu_id, item.purchase_price_usd, item.price_date, item.source)
+        if key in seen:
+            problems.append(
+                SheetProblem(
+                    file=file, line=line, column=None, value=None, reason=f"duplicate of line {seen[key]}"
+                )
+            )
+            continue
+        seen[key] = line
+        prices.append(item)
+    return prices, problems

@@ -1,0 +1,271 @@
+"""Buy vs rent for one GPU type, shared by the HTTP API (``POST /v1/buy-vs-rent``) and the CLI.
+
+The arithmetic and its conventions are in ``pricing.tco`` (owned cost, cash flows, NPV, break-even),
+``pricing.tco_sensitivity`` (grid, tornado) and ``solver.hybrid`` (own + rent MILP); defaults come
+from the current ownership sheet (``pricing.ownership_defaults``). ``service.buy_vs_rent_inputs`` loads
+what a request needs with one query and fills every input from the request or a sourced default;
+this module assembles the answer with every number's source in ``assumptions``.
+
+Service conventions on top of ``pricing.tco``:
+
+* ``utilization`` mode: a fleet of ``gpu_count`` GPUs, each busy ``utilization`` × 730 hours a month.
+* ``monthly_demand_gpu_hours`` mode: the list (repeated to fill the horizon when shorter) is the
+  fleet's busy GPU-hours per month; the owned fleet is ``gpu_count`` GPUs (default: enough for the
+  peak month) and the hybrid MILP chooses how many to own, renting the rest.
+* Rent: ``rent.usd_per_gpu_hour`` as given (for a commitment, the committed rate), else the cheapest
+  current offer for the GPU per GPU-hour (on-demand instance price / GPUs per instance), less the
+  commitment discount of the offer's provider.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+from pricing import tco
+from pricing.tco_sensitivity import Scenario, sensitivity_grid, tornado
+from service.buy_vs_rent_inputs import (
+    load_sheet_rows,
+    rent_price,
+    resolve_demand,
+    resolve_gpu,
+    resolve_inputs,
+)
+from service.buy_vs_rent_schemas import (
+    Assumption,
+    BuyVsRentRequest,
+    BuyVsRentResponse,
+    HybridOut,
+    MonthRow,
+    Recommendation,
+    Sensitivity,
+)
+from service.store import Store
+from solver.hybrid import FleetCost, HybridProblem, solve_hybrid
+
+__all__ = ["BuyVsRentRequest", "BuyVsRentResponse", "buy_vs_rent"]
+
+
+def _derived(inputs: tco.OwnershipInputs, utilization: float) -> list[Assumption]:
+    def item(name: str, value: float, unit: str, how: str) -> Assumption:
+        return Assumption(name=name, value=value, unit=unit, source="derived", citation=how)
+
+    return [
+        item("hours_per_month", tco.HOURS_PER_MONTH, "hours", "8,760 hours a year / 12"),
+        item(
+            "capital_usd_per_gpu",
+            inputs.capital_usd_per_gpu,
+            "USD per GPU",
+            "purchase price × server overhead",
+        ),
+        item(
+            "annualised_capital_usd_per_gpu",
+            tco.annualised_capital_usd(inputs),
+            "USD per GPU-year",
+            "straight line (discount rate 0) or capital recovery with residual value",
+        ),
+        item("life_months", float(inputs.life_months), "months", "round(12 × useful life), at least 1"),
+        item(
+            "monthly_discount_rate", tco.monthly_rate(inputs.discount_rate), "per month", "(1 + r)^(1/12) − 1"
+        ),
+        item(
+            "fixed_usd_per_gpu_hour",
+            tco.fixed_usd_per_gpu_hour(inputs),
+            "USD per provisioned GPU-hour",
+            "(annualised capital + maintenance) / 8,760 + colocation kW × USD/kW-month / 730",
+        ),
+        item(
+            "busy_energy_usd_per_hour",
+            tco.busy_energy_usd_per_hour(inputs),
+            "USD per GPU-hour",
+            "kW × load fraction × PUE × USD/kWh",
+        ),
+        item(
+            "idle_energy_usd_per_hour",
+            tco.idle_energy_usd_per_hour(inputs),
+            "USD per GPU-hour",
+            "kW × idle power fraction × PUE × USD/kWh",
+        ),
+        item("utilization", utilization, "fraction", "busy GPU-hours / (GPUs × 730 × months)"),
+    ]
+
+
+def _fleet_flows(
+    inputs: tco.OwnershipInputs, fleet: FleetCost, rent: float, billing: tco.RentBilling
+) -> list[float]:
+    """Undiscounted monthly cash flows (months 0..H) of one hybrid fleet."""
+    own = tco.own_cash_flows(inputs, gpus=fleet.owned_gpus, busy_gpu_hours=fleet.served_gpu_hours)
+    if billing == "reserved":
+        rented = [fleet.reserved_gpus * tco.HOURS_PER_MONTH * rent for _ in fleet.rented_gpu_hours]
+    else:
+        rented = [hours * rent for hours in fleet.rented_gpu_hours]
+    return [sum(own[0]), *(sum(own[m]) + rented[m - 1] for m in range(1, len(own)))]
+
+
+def _hybrid(
+    inputs: tco.OwnershipInputs, demand: list[float], rent: float, billing: tco.RentBilling
+) -> tuple[HybridOut, list[float]]:
+    coefficients = tco.hybrid_coefficients(inputs, horizon_months=len(demand), rent_usd_per_gpu_hour=rent)
+    problem = HybridProblem(
+        demand_gpu_hours=demand,
+        hours_per_gpu_month=tco.HOURS_PER_MONTH,
+        owned_fixed_usd_per_gpu=coefficients.owned_fixed_usd_per_gpu,
+        owned_busy_usd_per_hour=coefficients.owned_busy_usd_per_hour,
+        rent_usd_per_hour=coefficients.rent_usd_per_hour,
+        rent_billing=billing,
+        reserved_usd_per_gpu=coefficients.reserved_usd_per_gpu,
+    )
+    result = solve_hybrid(problem)
+    flows = {
+        name: _fleet_flows(inputs, f, rent, billing)
+        for name, f in (("best", result.best), ("own", result.all_own), ("rent", result.all_rent))
+    }
+    out = HybridOut(
+        owned_gpus=result.best.owned_gpus,
+        reserved_gpus=result.best.reserved_gpus,
+        peak_gpus=problem.peak_gpus,
+        owned_gpu_hours=math.fsum(result.best.served_gpu_hours),
+        rented_gpu_hours=math.fsum(result.best.rented_gpu_hours),
+        npv_hybrid_usd=result.best.cost_usd,
+        npv_all_own_usd=result.all_own.cost_usd,
+        npv_all_rent_usd=result.all_rent.cost_usd,
+        total_hybrid_usd=math.fsum(flows["best"]),
+        total_all_own_usd=math.fsum(flows["own"]),
+        total_all_rent_usd=math.fsum(flows["rent"]),
+        solver=result.outcome,
+    )
+    return out, flows["best"]
+
+
+def _money(value: float) -> str:
+    return f"${value:,.0f}"
+
+
+def _recommend(
+    response: dict[str, Any], gpu_name: str, gpus: int, hybrid: HybridOut | None, break_even: tco.BreakEven
+) -> Recommendation:
+    own, rent = response["npv_own_usd"], response["npv_rent_usd"]
+    horizon, rate = response["horizon_months"], response["discount_rate"]
+    options: list[tuple[Literal["own", "rent", "hybrid"], float]] = [("own", own), ("rent", rent)]
+    if hybrid is not None and 0 < hybrid.owned_gpus < hybrid.peak_gpus:
+        options.append(("hybrid", hybrid.npv_hybrid_usd))
+    choice, best = min(options, key=lambda o: o[1])
+    runner_up = min(v for k, v in options if k != choice)
+    parts = [
+        f"{choice} has the lowest present cost over {horizon} months at a {rate:.1%} discount rate: "
+        f"{_money(best)} against {_money(runner_up)} for the next option "
+        f"(own {gpus} × {gpu_name} {_money(own)}, rent {_money(rent)}"
+        + (
+            f", hybrid {_money(hybrid.npv_hybrid_usd)} owning {hybrid.owned_gpus} of {hybrid.peak_gpus}"
+            if hybrid is not None
+            else ""
+        )
+        + ").",
+        f"Owned cost {response['owned_usd_per_busy_gpu_hour']:.2f} USD per busy GPU-hour at "
+        f"{response['utilization']:.0%} utilisation vs rent {response['rent_usd_per_busy_gpu_hour']:.2f}.",
+    ]
+    if break_even.utilization is not None:
+        parts.append(f"Owning is cheaper {break_even.own_cheaper} {break_even.utilization:.0%} utilisation.")
+    else:
+        parts.append(f"Owning is {break_even.own_cheaper} cheaper at any utilisation.")
+    month = response["break_even_month"]
+    parts.append(
+        f"Cumulative cost of owning falls to renting's in month {month}."
+        if month is not None
+        else "Cumulative cost of owning stays above renting's over the whole horizon."
+    )
+    return Recommendation(choice=choice, reason=" ".join(parts))
+
+
+def buy_vs_rent(store: Store, request: BuyVsRentRequest) -> BuyVsRentResponse:
+    """Own vs rent (and the hybrid for a demand profile) for one GPU type."""
+    gpu_id = resolve_gpu(store, request.gpu)
+    gpu = store.snapshot.gpus[gpu_id]
+    gpus, busy, is_profile = resolve_demand(request)
+    prices, defaults, offers = load_sheet_rows(store, gpu_id)
+    inputs, assumptions = resolve_inputs(request, prices, defaults, gpu.tdp_w)
+    rent, offer, rent_assumptions = rent_price(request, defaults, offers)
+    billing: tco.RentBilling = "per_busy_hour" if request.rent.commitment == "on_demand" else "reserved"
+    comparison = tco.compare(
+        inputs, gpus=gpus, busy_gpu_hours=busy, rent_usd_per_gpu_hour=rent, billing=billing
+    )
+    scenario = Scenario(
+        inputs=inputs, gpus=gpus, busy_gpu_hours=busy, rent_usd_per_gpu_hour=rent, billing=billing
+    )
+    utilization = scenario.mean_utilization
+    break_even = tco.break_even_utilization(inputs, rent, billing)
+    hybrid, hybrid_flows = _hybrid(inputs, busy, rent, billing) if is_profile else (None, None)
+    rows: list[MonthRow] = []
+    cum_own = cum_rent = cum_hybrid = 0.0
+    for flow in comparison.months:
+        cum_own += flow.own_usd
+        cum_rent += flow.rent_usd
+        hybrid_usd = hybrid_flows[flow.month] if hybrid_flows is not None else None
+        cum_hybrid += hybrid_usd or 0.0
+        rows.append(
+            MonthRow(
+                month=flow.month,
+                own_capital_usd=flow.own_capital_usd,
+                own_opex_usd=flow.own_opex_usd,
+                own_residual_usd=flow.own_residual_usd,
+                own_usd=flow.own_usd,
+                rent_usd=flow.rent_usd,
+                cumulative_own_usd=cum_own,
+                cumulative_rent_usd=cum_rent,
+                hybrid_usd=hybrid_usd,
+                cumulative_hybrid_usd=cum_hybrid if hybrid_usd is not None else None,
+            )
+        )
+    rent_per_busy = rent if billing == "per_busy_hour" else rent / utilization
+    headline: dict[str, Any] = {
+        "npv_own_usd": comparison.npv_own_usd,
+        "npv_rent_usd": comparison.npv_rent_usd,
+        "horizon_months": request.horizon_months,
+        "discount_rate": inputs.discount_rate,
+        "owned_usd_per_busy_gpu_hour": tco.owned_usd_per_busy_gpu_hour(inputs, utilization),
+        "rent_usd_per_busy_gpu_hour": rent_per_busy,
+        "utilization": utilization,
+        "break_even_month": comparison.break_even_month,
+    }
+    if request.gpu_count is None:
+        assumptions.append(
+            Assumption(
+                name="gpu_count",
+                value=float(gpus),
+                unit="GPUs",
+                source="derived",
+                citation="enough GPUs for the peak month: ⌈max demand / 730⌉",
+            )
+        )
+    sheet_versions = {p.sheet_version for p in prices} | {d.sheet_version for d in defaults}
+    return BuyVsRentResponse(
+        gpu_id=gpu_id,
+        gpu_name=gpu.name,
+        gpu_count=gpus,
+        horizon_months=request.horizon_months,
+        utilization=utilization,
+        commitment=request.rent.commitment,
+        rent_billing=billing,
+        owned_usd_per_busy_gpu_hour=headline["owned_usd_per_busy_gpu_hour"],
+        rent_usd_per_gpu_hour=rent,
+        rent_usd_per_busy_gpu_hour=rent_per_busy,
+        break_even_utilization=break_even.utilization,
+        break_even_own_cheaper=break_even.own_cheaper,
+        break_even_month=comparison.break_even_month,
+        npv_own_usd=comparison.npv_own_usd,
+        npv_rent_usd=comparison.npv_rent_usd,
+        total_own_usd=comparison.total_own_usd,
+        total_rent_usd=comparison.total_rent_usd,
+        recommendation=_recommend(headline, gpu.name, gpus, hybrid, break_even),
+        monthly=rows,
+        sensitivity=Sensitivity(
+            measure="own advantage = NPV of renting − NPV of owning (USD; positive: owning saves)",
+            base_own_advantage_usd=comparison.npv_rent_usd - comparison.npv_own_usd,
+            grid=sensitivity_grid(scenario),
+            tornado=tornado(scenario),
+        ),
+        hybrid=hybrid,
+        rent_offer=offer,
+        ownership_sheet_versions=sorted(sheet_versions),
+        assumptions=[*assumptions, *rent_assumptions, *_derived(inputs, utilization)],
+    )

@@ -1,0 +1,111 @@
+"""Buy-vs-rent answers as a spreadsheet-safe CSV and as an SVG chart of cumulative cost.
+
+CSV: the monthly schedule, one row per month, numbers written as numbers (money rounded to cents, the
+one place it is rounded); any text cell that a spreadsheet could read as a formula (starting with
+``=``, ``+``, ``-``, ``@``, tab or carriage return) is prefixed with a single quote.
+
+SVG: matplotlib (object API, no pyplot state) with the Agg backend; output is deterministic — a fixed
+``svg.hashsalt`` and no date in the metadata.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import threading
+from collections.abc import Iterable, Sequence
+from typing import Final
+
+import matplotlib
+
+matplotlib.use("Agg")
+matplotlib.rcParams["svg.hashsalt"] = "gpuplan"
+
+from matplotlib.figure import Figure  # noqa: E402  (after the backend is chosen)
+
+from service.buy_vs_rent_schemas import BuyVsRentResponse, MonthRow  # noqa: E402
+
+__all__ = ["CSV_COLUMNS", "cumulative_cost_svg", "monthly_csv", "safe_cell", "write_csv_rows"]
+
+CSV_COLUMNS: Final = (
+    "month",
+    "own_capital_usd",
+    "own_opex_usd",
+    "own_residual_usd",
+    "own_usd",
+    "rent_usd",
+    "cumulative_own_usd",
+    "cumulative_rent_usd",
+    "hybrid_usd",
+    "cumulative_hybrid_usd",
+)
+_FORMULA_START: Final = ("=", "+", "-", "@", "\t", "\r")
+_CHART_LOCK = threading.Lock()  # matplotlib's global state (fonts, rcParams) is not thread-safe
+
+
+def safe_cell(value: object) -> object:
+    """A CSV cell a spreadsheet will not evaluate: text that looks like a formula gets a leading quote."""
+    if isinstance(value, bool) or value is None:
+        return "" if value is None else str(value)
+    if isinstance(value, int | float):
+        return value
+    text = str(value)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def write_csv_rows(rows: Iterable[Sequence[object]]) -> str:
+    """CSV text (RFC 4180 quoting, ``\\r\\n`` line ends) of ``rows``, every cell made safe."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    for row in rows:
+        writer.writerow([safe_cell(cell) for cell in row])
+    return buffer.getvalue()
+
+
+def _cents(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
+def _row(month: MonthRow) -> list[object]:
+    return [
+        month.month,
+        _cents(month.own_capital_usd),
+        _cents(month.own_opex_usd),
+        _cents(month.own_residual_usd),
+        _cents(month.own_usd),
+        _cents(month.rent_usd),
+        _cents(month.cumulative_own_usd),
+        _cents(month.cumulative_rent_usd),
+        _cents(month.hybrid_usd),
+        _cents(month.cumulative_hybrid_usd),
+    ]
+
+
+def monthly_csv(response: BuyVsRentResponse) -> str:
+    """The monthly schedule as CSV (hybrid columns empty without a demand profile)."""
+    return write_csv_rows([CSV_COLUMNS, *(_row(m) for m in response.monthly)])
+
+
+def cumulative_cost_svg(response: BuyVsRentResponse) -> bytes:
+    """Cumulative cost over the months: own, rent and (with a demand profile) the hybrid."""
+    months = [m.month for m in response.monthly]
+    with _CHART_LOCK:
+        figure = Figure(figsize=(8, 4.5), dpi=100)
+        axes = figure.add_subplot()
+        axes.plot(months, [m.cumulative_own_usd for m in response.monthly], label=f"own {response.gpu_count}")
+        axes.plot(months, [m.cumulative_rent_usd for m in response.monthly], label="rent")
+        if response.hybrid is not None:
+            hybrid = [m.cumulative_hybrid_usd or 0.0 for m in response.monthly]
+            label = f"hybrid (own {response.hybrid.owned_gpus}, rent the rest)"
+            axes.plot(months, hybrid, label=label, linestyle="--")
+        if response.break_even_month is not None:
+            axes.axvline(response.break_even_month, color="grey", linewidth=0.8, linestyle=":")
+        axes.set_title(f"{response.gpu_name}: cumulative cost over {response.horizon_months} months")
+        axes.set_xlabel("month")
+        axes.set_ylabel("cumulative cost (USD, undiscounted)")
+        axes.grid(True, linewidth=0.3)
+        axes.legend(loc="upper left")
+        figure.tight_layout()
+        out = io.BytesIO()
+        figure.savefig(out, format="svg", metadata={"Date": None})
+    return out.getvalue()

@@ -1,0 +1,225 @@
+"""Request and response bodies of ``POST /v1/buy-vs-rent`` (msgspec Structs; OpenAPI comes from them)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+from msgspec import Meta
+
+from pricing.tco_sensitivity import GridCell, TornadoBar
+from solver.mip import SolveOutcome
+
+__all__ = [
+    "Assumption",
+    "BuyVsRentRequest",
+    "BuyVsRentResponse",
+    "HybridOut",
+    "MonthRow",
+    "OfferRef",
+    "OwnInputs",
+    "Recommendation",
+    "RentInputs",
+    "Sensitivity",
+]
+
+Commitment = Literal["on_demand", "1y", "3y"]
+AssumptionSource = Literal["request", "ownership_sheet", "rental_sheet", "default", "derived"]
+
+_Money = Annotated[float, Meta(gt=0, le=1e8)]
+_Fraction = Annotated[float, Meta(ge=0, le=1)]
+
+
+class OwnInputs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """Ownership inputs per GPU; each one left out defaults from the ownership sheet (or a cited default)."""
+
+    purchase_price_usd_per_gpu: (
+        Annotated[_Money, Meta(description="GPU price in USD (capital = price × server_overhead_factor)")]
+        | None
+    ) = None
+    server_overhead_factor: (
+        Annotated[float, Meta(ge=1, le=10, description="Whole server cost per GPU / GPU price")] | None
+    ) = None
+    useful_life_years: Annotated[float, Meta(gt=0, le=30, description="Years until replacement")] | None = (
+        None
+    )
+    residual_fraction: (
+        Annotated[_Fraction, Meta(description="Salvage value at end of life / capital")] | None
+    ) = None
+    power_kw_per_gpu: (
+        Annotated[float, Meta(gt=0, le=100, description="Provisioned (nameplate) system power per GPU, kW")]
+        | None
+    ) = None
+    load_fraction: (
+        Annotated[_Fraction, Meta(description="Share of the provisioned power a busy GPU draws")] | None
+    ) = None
+    idle_power_fraction: (
+        Annotated[_Fraction, Meta(description="Share of the provisioned power an idle GPU draws")] | None
+    ) = None
+    pue: Annotated[float, Meta(ge=1, le=5, description="Power usage effectiveness")] | None = None
+    electricity_usd_per_kwh: Annotated[float, Meta(ge=0, le=10)] | None = None
+    colocation_usd_per_kw_month: (
+        Annotated[float, Meta(ge=0, le=100_000, description="Charged on the provisioned kW, busy or idle")]
+        | None
+    ) = None
+    maintenance_fraction_per_year: (
+        Annotated[_Fraction, Meta(description="Yearly maintenance / capital")] | None
+    ) = None
+    discount_rate: (
+        Annotated[_Fraction, Meta(description="Annual discount rate (0: no discounting)")] | None
+    ) = None
+
+
+class RentInputs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """The rent side: a price, or the cheapest current offer for the GPU, and the commitment."""
+
+    usd_per_gpu_hour: (
+        Annotated[
+            float,
+            Meta(gt=0, le=10_000, description="Rent per GPU-hour (for a commitment: the committed rate)"),
+        ]
+        | None
+    ) = None
+    commitment: Annotated[
+        Commitment,
+        Meta(description="on_demand: billed per busy GPU-hour; 1y / 3y: reserved, billed every hour"),
+    ] = "on_demand"
+
+
+class BuyVsRentRequest(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """Own vs rent one GPU type: give ``utilization`` or ``monthly_demand_gpu_hours`` (exactly one)."""
+
+    gpu: Annotated[str, Meta(min_length=1, max_length=200, description="One GPU: id, name or alias")]
+    horizon_months: Annotated[int, Meta(ge=1, le=240, description="Months compared (at most 240)")]
+    gpu_count: (
+        Annotated[
+            int,
+            Meta(ge=1, le=100_000, description="GPUs bought or rented (default with a profile: the peak)"),
+        ]
+        | None
+    ) = None
+    utilization: (
+        Annotated[
+            float, Meta(ge=1e-6, le=1, description="Busy share of the hours, in (0, 1] (at least 1e-6)")
+        ]
+        | None
+    ) = None
+    monthly_demand_gpu_hours: (
+        Annotated[
+            list[Annotated[float, Meta(ge=0, le=1e8)]],
+            Meta(
+                min_length=1,
+                max_length=240,
+                description="Busy GPU-hours per month; repeated to fill the horizon when shorter",
+            ),
+        ]
+        | None
+    ) = None
+    own: OwnInputs = msgspec.field(default_factory=OwnInputs)
+    rent: RentInputs = msgspec.field(default_factory=RentInputs)
+
+
+class Assumption(msgspec.Struct, kw_only=True):
+    """One number the answer uses, and where it comes from."""
+
+    name: str
+    value: float
+    unit: str
+    source: AssumptionSource
+    citation: str
+    sheet_version: int | None = None
+    confidence: str | None = None
+
+
+class OfferRef(msgspec.Struct, kw_only=True):
+    """The rental offer the rent price comes from."""
+
+    offer_id: str
+    provider: str
+    instance_type: str
+    region: str
+    gpus_per_instance: int
+    on_demand_usd_per_hour: float
+    on_demand_usd_per_gpu_hour: float
+    commitment_discount: float
+    sheet_version: int
+    sheet_source: str
+
+
+class MonthRow(msgspec.Struct, kw_only=True):
+    """One month of the schedule (month 0 = purchase). ``own_residual_usd`` ≤ 0 is value recovered."""
+
+    month: int
+    own_capital_usd: float
+    own_opex_usd: float
+    own_residual_usd: float
+    own_usd: float
+    rent_usd: float
+    cumulative_own_usd: float
+    cumulative_rent_usd: float
+    hybrid_usd: float | None
+    cumulative_hybrid_usd: float | None
+
+
+class Recommendation(msgspec.Struct, kw_only=True):
+    choice: Literal["own", "rent", "hybrid"]
+    reason: str
+
+
+class Sensitivity(msgspec.Struct, kw_only=True):
+    """Utilisation × rent price grid and the ±20 % tornado (sorted by swing) of the own advantage."""
+
+    measure: str
+    base_own_advantage_usd: float
+    grid: list[GridCell]
+    tornado: list[TornadoBar]
+
+
+class HybridOut(msgspec.Struct, kw_only=True):
+    """The own + rent fleet that minimises present cost, against all-own (peak) and all-rent."""
+
+    owned_gpus: int
+    reserved_gpus: int
+    peak_gpus: int
+    owned_gpu_hours: float
+    rented_gpu_hours: float
+    npv_hybrid_usd: float
+    npv_all_own_usd: float
+    npv_all_rent_usd: float
+    total_hybrid_usd: float
+    total_all_own_usd: float
+    total_all_rent_usd: float
+    solver: SolveOutcome | None
+
+
+class BuyVsRentResponse(msgspec.Struct, kw_only=True):
+    """Own vs rent: headline numbers, the monthly schedule, sensitivity and every assumption's source.
+
+    Money is USD, unrounded. NPVs are present values of costs at month 0 (positive = cost); totals are
+    undiscounted sums of the monthly cash flows (residual value credited).
+    """
+
+    gpu_id: str
+    gpu_name: str
+    gpu_count: int
+    horizon_months: int
+    utilization: float
+    commitment: Commitment
+    rent_billing: Literal["per_busy_hour", "reserved"]
+    owned_usd_per_busy_gpu_hour: float
+    rent_usd_per_gpu_hour: float
+    rent_usd_per_busy_gpu_hour: float
+    break_even_utilization: float | None
+    break_even_own_cheaper: Literal["above", "below", "always", "never"]
+    break_even_month: int | None
+    npv_own_usd: float
+    npv_rent_usd: float
+    total_own_usd: float
+    total_rent_usd: float
+    recommendation: Recommendation
+    monthly: list[MonthRow]
+    sensitivity: Sensitivity
+    hybrid: HybridOut | None
+    rent_offer: OfferRef | None
+    ownership_sheet_versions: list[int]
+    assumptions: list[Assumption]

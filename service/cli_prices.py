@@ -1,0 +1,156 @@
+"""``gpuplan prices import|refresh|history``: the price-sheet operations from the command line."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from tabulate import tabulate
+
+from pricing.sheet_formats import FORMATS
+from service.errors import InvalidParameter
+from service.price_sheets import SheetReport, import_sheet, list_versions, offer_history, validate_source_name
+from service.refresh import Refresher, load_sources
+from service.settings import Settings
+from service.store import Store
+
+__all__ = ["register"]
+
+
+def _print_report(report: SheetReport) -> None:
+    print(
+        f"{report.source} ({report.format}): {report.result}, {report.accepted_rows} of {report.rows} rows usable"
+    )
+    if report.version is not None:
+        print(f"new version {report.version} ({report.content_hash})")
+    if report.diff is not None:
+        diff = report.diff
+        print(
+            f"diff against version {diff.previous_version}: {len(diff.added)} added, {len(diff.removed)} removed, "
+            f"{len(diff.changed)} price changes"
+        )
+    for warning in report.warnings:
+        print(f"warning: {warning}")
+    if report.problems:
+        print(
+            tabulate(
+                [(p.line, p.column, p.value, p.reason) for p in report.problems],
+                headers=["line", "column", "value", "problem"],
+            )
+        )
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    source = validate_source_name(args.source)
+    try:
+        body = Path(args.file).read_bytes()
+    except OSError as exc:
+        raise InvalidParameter("file", f"cannot read {args.file!r}: {exc.strerror}") from None
+    store = Store.open(args.db)
+    try:
+        report = import_sheet(
+            store,
+            source=source,
+            fmt=args.format,
+            body=body,
+            provider=args.provider,
+            origin=f"gpuplan prices import {Path(args.file).name}",
+            move_factor=Settings.from_env().price_move_factor,
+        )
+    finally:
+        store.close()
+    if args.json:
+        print(msgspec.json.encode(report).decode())
+    else:
+        _print_report(report)
+    return 1 if report.result == "rejected" else 0
+
+
+def _cmd_refresh(args: argparse.Namespace) -> int:
+    settings = Settings.from_env()
+    if not settings.sources_file:
+        raise InvalidParameter(
+            "GPUPLAN_SOURCES", "no sources file configured: set GPUPLAN_SOURCES to a TOML file"
+        )
+    try:
+        sources = load_sources(settings.sources_file)
+    except ValueError as exc:
+        raise InvalidParameter("GPUPLAN_SOURCES", str(exc)) from None
+    store = Store.open(args.db)
+    try:
+        refresher = Refresher(store, sources, move_factor=settings.price_move_factor)
+        if args.source is not None and args.source not in refresher.sources:
+            raise InvalidParameter(
+                "source", f"not a configured source; configured: {', '.join(refresher.sources)}"
+            )
+        runs = [refresher.run(args.source)] if args.source else refresher.run_all()
+    finally:
+        store.close()
+    print(
+        tabulate(
+            [(r.source, r.result, r.version, r.attempts, r.error or "") for r in runs],
+            headers=["source", "result", "version", "attempts", "error"],
+        )
+    )
+    return 1 if any(r.result in ("failed", "rejected") for r in runs) else 0
+
+
+def _cmd_history(args: argparse.Namespace) -> int:
+    store = Store.open(args.db)
+    try:
+        if args.offer:
+            history = offer_history(store, args.offer)
+            print(
+                f"{history.provider} {history.instance_type} ({history.region}), {history.gpus_per_instance} x "
+                f"{history.gpu_id}"
+            )
+            print(
+                tabulate(
+                    [
+                        (p.version, p.source, p.fetched_at, p.price_per_hour_usd, p.spot_price_per_hour_usd)
+                        for p in history.points
+                    ],
+                    headers=["version", "source", "fetched", "$/h", "spot $/h"],
+                )
+            )
+            return 0
+        page = list_versions(store, source=args.source, limit=args.limit)
+    finally:
+        store.close()
+    print(
+        tabulate(
+            [
+                (v.version, v.source, v.kind, v.format, v.rows, v.fetched_at, "yes" if v.current else "")
+                for v in page.items
+            ],
+            headers=["version", "source", "kind", "format", "rows", "fetched", "current"],
+        )
+    )
+    print(f"\n{len(page.items)} of {page.total} versions")
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add ``gpuplan prices …`` to the CLI's subparsers."""
+    prices = sub.add_parser("prices", help="price sheets: import, refresh, history")
+    actions = prices.add_subparsers(dest="prices_command", required=True)
+    imp = actions.add_parser("import", help="import a sheet file as a new version of a source")
+    imp.add_argument("file")
+    imp.add_argument("--source", required=True, help="source name; its offers are replaced")
+    imp.add_argument("--format", required=True, choices=FORMATS)
+    imp.add_argument("--provider", help="provider of every row (required for cloud_catalog_csv)")
+    imp.add_argument("--db", default=argparse.SUPPRESS)
+    imp.add_argument("--json", action="store_true")
+    imp.set_defaults(func=_cmd_import)
+    refresh = actions.add_parser("refresh", help="fetch the sources of GPUPLAN_SOURCES now")
+    refresh.add_argument("--source", help="only this configured source")
+    refresh.add_argument("--db", default=argparse.SUPPRESS)
+    refresh.set_defaults(func=_cmd_refresh)
+    history = actions.add_parser("history", help="sheet versions, or one offer's prices over time")
+    history.add_argument("--source")
+    history.add_argument("--offer", help="an offer id: its price in every version")
+    history.add_argument("--limit", type=int, default=50)
+    history.add_argument("--db", default=argparse.SUPPRESS)
+    history.set_defaults(func=_cmd_history)

@@ -1,0 +1,205 @@
+"""Price sheets: versions and their reports, upload (admin), an offer's price history."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import anyio.to_thread
+import msgspec
+from apscheduler.schedulers.base import BaseScheduler
+from litestar import Response, get, post
+from litestar.datastructures import State
+from litestar.params import PathParameter, QueryParameter, RawBody
+
+from pricing.sheet_formats import SheetFormat
+from service.auth import require_admin
+from service.errors import InvalidParameter
+from service.price_sheets import (
+    OfferHistory,
+    SheetReport,
+    SheetVersion,
+    SheetVersionPage,
+    get_version,
+    import_sheet,
+    list_versions,
+    offer_history,
+    validate_source_name,
+)
+from service.refresh import Refresher, RefreshRun, SourceStatus
+from service.routes.common import problem_responses, store_from
+from service.settings import Settings
+
+__all__ = [
+    "MAX_SHEET_BYTES",
+    "get_sheet_handler",
+    "list_sheets_handler",
+    "offer_history_handler",
+    "refresh_now_handler",
+    "refresh_status_handler",
+    "upload_sheet_handler",
+]
+
+MAX_SHEET_BYTES = 20_000_000
+"""Largest sheet an upload may carry (413 above it)."""
+
+
+@get(
+    "/price-sheets",
+    operation_id="listPriceSheets",
+    tags=["prices"],
+    sync_to_thread=True,
+    responses=problem_responses(400),
+)
+def list_sheets_handler(
+    state: State,
+    source: Annotated[
+        str | None, QueryParameter(description="Only this source's versions", max_length=64)
+    ] = None,
+    limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 50,
+    offset: Annotated[int, QueryParameter(ge=0, le=1_000_000)] = 0,
+) -> SheetVersionPage:
+    """Every price-sheet version, newest first; `current` marks the latest of each source and kind."""
+    return list_versions(store_from(state), source=source, limit=limit, offset=offset)
+
+
+@get(
+    "/price-sheets/{version:int}",
+    operation_id="getPriceSheet",
+    tags=["prices"],
+    sync_to_thread=True,
+    responses=problem_responses(400, 404),
+)
+def get_sheet_handler(
+    state: State, version: Annotated[int, PathParameter(ge=1, le=2**31 - 1, description="Version number")]
+) -> SheetVersion:
+    """One version with its import report: problems, implausible-move warnings, diff to the previous."""
+    return get_version(store_from(state), version)
+
+
+@get(
+    "/offers/{offer_id:str}/history",
+    operation_id="offerHistory",
+    tags=["prices"],
+    sync_to_thread=True,
+    responses=problem_responses(400, 404),
+)
+def offer_history_handler(
+    state: State,
+    offer_id: Annotated[str, PathParameter(max_length=100, description="An offer id from /v1/offers")],
+) -> OfferHistory:
+    """The offer's prices in every sheet version that listed it."""
+    return offer_history(store_from(state), offer_id)
+
+
+@post(
+    "/price-sheets",
+    operation_id="uploadPriceSheet",
+    tags=["prices"],
+    guards=[require_admin],
+    request_max_body_size=MAX_SHEET_BYTES,
+    responses=problem_responses(400, 401, 403, 413, 422),
+    status_code=201,
+)
+async def upload_sheet_handler(
+    state: State,
+    body: RawBody,
+    source: Annotated[str, QueryParameter(description="Source name; its offers are replaced", max_length=64)],
+    format: Annotated[
+        SheetFormat, QueryParameter(description="rental_csv, rental_json, cloud_catalog_csv, ownership_csv")
+    ],
+    provider: Annotated[
+        str | None,
+        QueryParameter(description="Provider of every row (required for cloud_catalog_csv)", max_length=64),
+    ] = None,
+) -> Response[SheetReport]:
+    """Upload a sheet (the request body, CSV or JSON). 201 with the report and the new version; 200 when
+    the content equals the source's current version; 422 with the report (every problem with its line)
+    when anything is wrong — then nothing changes. Needs `Authorization: Bearer <admin token>`."""
+    store = store_from(state)
+    name = validate_source_name(source)
+    settings = state.settings
+    assert isinstance(settings, Settings)
+    report = await anyio.to_thread.run_sync(
+        lambda: import_sheet(
+            store,
+            source=name,
+            fmt=format,
+            body=bytes(body),
+            provider=provider,
+            origin="upload (POST /v1/price-sheets)",
+            move_factor=settings.price_move_factor,
+        )
+    )
+    status = {"ok": 201, "unchanged": 200, "rejected": 422}[report.result]
+    return Response(report, status_code=status)
+
+
+class RefreshStatus(msgspec.Struct, kw_only=True):
+    """Every configured source with its last run and next scheduled run."""
+
+    sources: list[SourceStatus]
+
+
+class RefreshResults(msgspec.Struct, kw_only=True):
+    runs: list[RefreshRun]
+
+
+def refresher_from(state: State) -> Refresher:
+    refresher = state.refresher
+    assert isinstance(refresher, Refresher)
+    return refresher
+
+
+@get(
+    "/price-sheets/refresh",
+    operation_id="refreshStatus",
+    tags=["prices"],
+    sync_to_thread=True,
+    responses=problem_responses(400),
+)
+def refresh_status_handler(state: State) -> RefreshStatus:
+    """Each configured source (GPUPLAN_SOURCES): its last run — time, result (ok | unchanged | rejected |
+    failed), error, version — and when it runs next."""
+    refresher = refresher_from(state)
+    last = refresher.last_runs()
+    scheduler = state.get("scheduler")
+    statuses = []
+    for name, source in refresher.sources.items():
+        job = scheduler.get_job(f"refresh:{name}") if isinstance(scheduler, BaseScheduler) else None
+        statuses.append(
+            SourceStatus(
+                name=name,
+                url=source.public_url(),
+                format=source.format,
+                provider=source.provider,
+                interval_seconds=source.interval_seconds,
+                next_run_at=None if job is None else job.next_run_time,
+                last_run=last.get(name),
+            )
+        )
+    return RefreshStatus(sources=statuses)
+
+
+@post(
+    "/price-sheets/refresh",
+    operation_id="refreshNow",
+    tags=["prices"],
+    guards=[require_admin],
+    status_code=200,
+    responses=problem_responses(400, 401, 403),
+)
+async def refresh_now_handler(
+    state: State,
+    source: Annotated[
+        str | None, QueryParameter(description="Only this configured source", max_length=64)
+    ] = None,
+) -> RefreshResults:
+    """Run the refresh of every configured source (or one) now and return the results. Needs the admin
+    token. Only configured sources can be fetched: no URL is taken from a request."""
+    refresher = refresher_from(state)
+    if source is not None and source not in refresher.sources:
+        known = ", ".join(sorted(refresher.sources)) or "none configured (set GPUPLAN_SOURCES)"
+        raise InvalidParameter("source", f"not a configured source; configured: {known}")
+    names = [source] if source is not None else list(refresher.sources)
+    runs = [await anyio.to_thread.run_sync(refresher.run, name) for name in names]
+    return RefreshResults(runs=runs)

@@ -1,0 +1,153 @@
+"""Scheduled refresh from configured sources: results, retries, status, scheduling, and the admin API."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from litestar.testing import TestClient
+
+from service.app import create_app
+from service.refresh import Refresher, SourceConfig, load_sources
+from service.settings import Settings
+from service.store import Store
+
+TOKEN = "test-admin-token-0123456789"
+SHEET = """provider,instance_type,gpu,gpus_per_instance,region,price_per_hour_usd
+acme,a.h100x1,H100 SXM,1,eu-1,2.6
+acme,a.l4,L4,1,eu-1,0.5
+"""
+
+
+def write_sources(tmp_path: Path, body: str) -> str:
+    path = tmp_path / "sources.toml"
+    path.write_text(body)
+    return str(path)
+
+
+def test_sources_file_is_validated(tmp_path: Path) -> None:
+    good = write_sources(
+        tmp_path, f'[[source]]\nname = "acme"\nurl = "{tmp_path}/a.csv"\nformat = "rental_csv"\n'
+    )
+    assert [s.name for s in load_sources(good)] == ["acme"]
+    for body, message in [
+        ('[[source]]\nname = "acme"\n', "url"),
+        ('[[source]]\nname = "acme"\nurl = "x"\nformat = "xml"\n', "format"),
+        ('[[source]]\nname = "Bad!"\nurl = "x"\nformat = "rental_csv"\n', "source[0].name"),
+        ('[[source]]\nname = "v"\nurl = "x"\nformat = "cloud_catalog_csv"\n', "needs a provider"),
+        (
+            '[[source]]\nname = "a"\nurl = "x"\nformat = "rental_csv"\ninterval_seconds = 5\n',
+            "interval_seconds",
+        ),
+        ("not toml ][", "not valid TOML"),
+    ]:
+        with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
+            load_sources(write_sources(tmp_path, body))
+
+
+@pytest.fixture
+def store() -> Iterator[Store]:
+    opened = Store.open(":memory:")
+    yield opened
+    opened.close()
+
+
+def test_file_source_ok_unchanged_rejected_failed(store: Store, tmp_path: Path) -> None:
+    sheet = tmp_path / "acme.csv"
+    sheet.write_text(SHEET)
+    waits: list[float] = []
+    source = SourceConfig(name="acme", url=str(sheet), format="rental_csv", retries=3)
+    refresher = Refresher(store, [source], sleep=waits.append)
+    first = refresher.run("acme")
+    assert first.result == "ok" and first.version is not None and first.attempts == 1
+    assert refresher.run("acme").result == "unchanged"
+    sheet.write_text(SHEET + "acme,broken,Z9000,1,eu-1,1\n")
+    rejected = refresher.run("acme")
+    assert (
+        rejected.result == "rejected"
+        and "Z9000" not in (rejected.error or "")
+        and "line 4" in (rejected.error or "")
+    )
+    sheet.unlink()
+    failed = refresher.run("acme")
+    assert failed.result == "failed" and failed.attempts == 3 and "cannot read" in (failed.error or "")
+    assert waits == [1.0, 2.0]  # exponential backoff between attempts
+    # the accepted version is still current after the rejected and failed runs
+    assert sum(1 for c in store.snapshot.offers if c.offer.provider == "acme") == 2
+    assert refresher.last_runs()["acme"].result == "failed"
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    body = SHEET.encode()
+
+    def do_GET(self) -> None:
+        if self.path == "/missing":
+            self.send_response(404)
+            self.end_headers()
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/csv")
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def http_base() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_http_source_with_status_and_size_limits(store: Store, http_base: str) -> None:
+    sources = [
+        SourceConfig(name="web", url=f"{http_base}/sheet.csv?token=secret", format="rental_csv"),
+        SourceConfig(name="gone", url=f"{http_base}/missing", format="rental_csv", retries=1),
+        SourceConfig(
+            name="small", url=f"{http_base}/sheet.csv", format="rental_csv", max_bytes=10, retries=1
+        ),
+    ]
+    refresher = Refresher(store, sources, sleep=lambda _: None)
+    assert refresher.run("web").result == "ok"
+    assert sources[0].public_url().endswith("/sheet.csv") and "secret" not in sources[0].public_url()
+    gone = refresher.run("gone")
+    assert gone.result == "failed" and "HTTP 404" in (gone.error or "")
+    small = refresher.run("small")
+    assert small.result == "failed" and "max_bytes" in (small.error or "")
+
+
+def test_scheduler_runs_at_boot_and_api_reports_and_runs_now(tmp_path: Path) -> None:
+    sheet = tmp_path / "acme.csv"
+    sheet.write_text(SHEET)
+    sources = write_sources(tmp_path, f'[[source]]\nname = "acme"\nurl = "{sheet}"\nformat = "rental_csv"\n')
+    store = Store.open(":memory:")
+    settings = Settings(db_path=":memory:", admin_token=TOKEN, sources_file=sources)
+    try:
+        with TestClient(create_app(settings, store=store)) as client:
+            assert "refresh:acme" in client.get("/health").json()["scheduler"]["jobs"]
+            deadline = time.monotonic() + 20
+            status: dict[str, Any] = {}
+            while time.monotonic() < deadline:
+                status = client.get("/v1/price-sheets/refresh").json()["sources"][0]
+                if status["last_run"]:
+                    break
+                time.sleep(0.1)
+            assert status["last_run"]["result"] == "ok" and status["next_run_at"]
+            assert client.post("/v1/price-sheets/refresh").status_code == 401
+            auth = {"Authorization": f"Bearer {TOKEN}"}
+            runs = client.post("/v1/price-sheets/refresh", headers=auth).json()["runs"]
+            assert [r["result"] for r in runs] == ["unchanged"]
+            bad = client.post("/v1/price-sheets/refresh", params={"source": "nope"}, headers=auth)
+            assert bad.status_code == 400 and bad.json()["field"] == "source"
+    finally:
+        store.close()
