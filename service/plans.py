@@ -16,6 +16,7 @@ import msgspec
 
 from service.errors import InvalidParameter, NotFound
 from service.gpu_lookup import resolve_gpu_names
+from service.owned_supply import load_ownership_rows, owned_supplies
 from service.plan_render import render_plan
 from service.plan_schemas import PlanOut
 from service.store import CatalogSnapshot, Store
@@ -185,6 +186,10 @@ class PlanService:
             if request.acquisition in ("rent", "either")
             else ([], [], 0)
         )
+        if request.acquisition in ("own", "either"):
+            owned, owned_rejections = self._owned(snapshot, request)
+            supplies = [*supplies, *owned]
+            rejections = [*rejections, *owned_rejections]
         result = plan(
             request,
             template,
@@ -209,6 +214,19 @@ class PlanService:
         )
         self._save(plan_out, request)
         return plan_out
+
+    def _owned(self, snapshot: CatalogSnapshot, request: PlanRequest) -> tuple[list[Supply], list[Rejection]]:
+        """Owned supplies (cached per snapshot and utilisation), after the request's GPU filters."""
+        rows = self.store.derived(snapshot, "ownership_rows", lambda s: load_ownership_rows(self.store, s))
+        supplies, rejections = self.store.derived(
+            snapshot,
+            f"owned_supplies:{request.owned_utilization!r}",
+            lambda s: owned_supplies(s, rows, request.owned_utilization),
+        )
+        allowed = _gpu_ids(snapshot, request.constraints.gpus, "constraints.gpus")
+        excluded = _gpu_ids(snapshot, request.constraints.exclude_gpus, "constraints.exclude_gpus") or set()
+        kept = [s for s in supplies if (allowed is None or s.gpu_id in allowed) and s.gpu_id not in excluded]
+        return kept, list(rejections)
 
     def _save(self, plan_out: PlanOut, request: PlanRequest) -> None:
         with self.store.cursor() as cur:

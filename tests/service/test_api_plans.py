@@ -138,3 +138,32 @@ def test_bad_input_is_400_naming_the_field(client: Client, body: dict[str, Any],
 
 def test_unknown_plan_is_404(client: Client) -> None:
     assert client.get("/v1/plans/pl-doesnotexist").status_code == 404
+
+
+def test_owned_gpus_are_priced_per_busy_hour_from_the_ownership_sheet(client: Client) -> None:
+    owned = create(client, {**PRETRAIN_1B, "recompute": "full", "acquisition": "own"}).json()
+    choice = owned["choice"]
+    assert choice["acquisition"] == "own" and choice["offer"] is None
+    rate = choice["owned"]["usd_per_busy_gpu_hour"]
+    assert rate > 0 and "purchase" in choice["owned"]["assumptions"][0]
+    assert owned["cost"]["total_usd"] == pytest.approx(
+        rate * choice["gpu_count"] * owned["estimate"]["hours"]
+    )
+    assert owned["cost"]["billing_increment_s"] == 0
+    assert {v["kind"] for v in owned["price_sheet"]["versions"]} == {"ownership"}
+    # a higher utilisation spreads the fixed costs over more busy hours: cheaper per busy hour
+    busier = create(
+        client, {**PRETRAIN_1B, "recompute": "full", "acquisition": "own", "owned_utilization": 1.0}
+    ).json()
+    assert busier["cost"]["total_usd"] < owned["cost"]["total_usd"]
+    rented = create(client, {**PRETRAIN_1B, "recompute": "full"}).json()
+    either = create(client, {**PRETRAIN_1B, "recompute": "full", "acquisition": "either"}).json()
+    assert either["cost"]["total_usd"] == pytest.approx(
+        min(owned["cost"]["total_usd"], rented["cost"]["total_usd"])
+    )
+
+
+def test_gpus_without_a_purchase_price_cannot_be_owned(client: Client) -> None:
+    plan = create(client, {**LORA_8B, "acquisition": "own"}).json()
+    a10g = next(r for r in plan["rejected"] if r["gpu"] == "a10g")
+    assert any("no purchase price" in reason["detail"] for reason in a10g["reasons"])
