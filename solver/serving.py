@@ -1,0 +1,412 @@
+"""Serving fleets: the cheapest, possibly mixed, set of replicas that serves a request rate (Mélange).
+
+A :class:`ReplicaType` is an offer × tensor-parallel degree: an instance runs ``replicas_per_instance``
+replicas of ``tp`` GPUs and costs ``usd_per_instance_hour``; ``capacities[c]`` is the max requests/s
+of ONE replica serving only request class ``c``. With ``λ_c = rate × share_c``, headroom ``ρ =
+max_utilization`` and ``a_tc = λ_c / (cap_tc · ρ · replicas_per_instance_t)`` (the instances of type
+``t`` that class ``c`` alone would keep busy), :func:`solve_fleet` solves
+
+    minimise   Σ_t price_t · n_t
+    subject to Σ_t x_tc = 1                       for every class c
+               Σ_c a_tc · x_tc ≤ (1 + ε) · n_t    for every type t   (load ≤ ρ on its replicas)
+               Σ_t gpus_t · n_t ≤ max_gpus        (only when a GPU cap is given)
+               n_t ∈ {0, 1, …, N_t},  x_tc ∈ [0, 1],  x_tc absent where cap_tc = 0
+
+with ``N_t = min(⌈Σ_c a_tc / (1 + ε)⌉, ⌊max_gpus / gpus_t⌋, ⌊C₁ / price_t⌋)``, ``C₁`` the cost of the
+best single-type fleet (an optimum costs no more). ``ε = COUNT_TOLERANCE`` absorbs float noise
+(``ρ·cap·k`` requests/s need exactly ``k`` replicas). Each load row is scaled so that its smallest
+``a_tc`` is at least 1: HiGHS's absolute feasibility tolerance (1e-7) then cannot let a small load
+ride on zero instances (a share of at most 1e-7 can, and is dropped when shares are renormalised).
+
+**Pruning (exact).** Type ``u`` is dropped when ``k`` instances of another type ``v`` stand in for
+one of ``u``: ``k`` is the fewest with ``k·r_v·cap_vc ≥ r_u·cap_uc`` for every class ``u`` serves
+(``v`` must serve them all), and ``k·price_v ≤ price_u`` and, under a GPU cap, ``k·gpus_v ≤ gpus_u``.
+Any fleet can then swap each ``u`` instance for ``k`` instances of ``v``, carrying ``u``'s shares
+over, without raising a load, the cost or the GPU count, so an optimum survives; mutual cases (exact
+ties) keep the type listed first. Typical catches: a dearer offer of the same GPU, an 8-GPU instance
+dearer than eight 1-GPU ones. A rule on the price per unit of capacity alone would not be exact:
+integer instances make a cheap small type win at low rates even when it is dearer per request.
+
+:func:`best_single_type` is the cheapest one-type fleet: ``n_t = ⌈Σ_c a_tc / (1 + ε)⌉`` instances
+(closed form), cross-checked by the MILP restricted to that type. The mixed fleet never costs more:
+that fleet is feasible for the MILP, and a time-limited (or failed) MILP answer that is worse is
+replaced by it, saying so in ``outcome.message``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Final
+
+import msgspec
+import pulp
+
+from solver.errors import InvalidWorkload, NoFeasiblePlan, SolverError
+from solver.mip import SolveOutcome, solve
+from solver.serving_capacity import Capacity
+from solver.serving_spec import RequestClass, validate_mix
+
+__all__ = [
+    "COUNT_TOLERANCE",
+    "FleetResult",
+    "ReplicaType",
+    "best_single_type",
+    "solve_fleet",
+]
+
+COUNT_TOLERANCE: Final = 1e-6
+"""Relative slack on instance counts: ``n`` instances may carry ``n·(1 + ε)`` instances' worth of load,
+so float noise in ``rate / capacity`` (``ρ·cap·k`` requests/s on exactly ``k`` replicas) costs no
+extra instance."""
+
+
+class ReplicaType(msgspec.Struct, frozen=True, kw_only=True):
+    """An offer × tensor-parallel degree that fits the model: what one instance costs and serves.
+
+    ``capacities`` has one entry per request class, in the mix's order (0 requests/s: cannot serve it).
+    """
+
+    type_id: str
+    gpu_id: str
+    tp: int
+    replicas_per_instance: int
+    usd_per_instance_hour: float
+    capacities: list[Capacity]
+    offer_ref: str | None = None
+
+    @property
+    def gpus_per_instance(self) -> int:
+        """GPUs one instance holds: ``tp × replicas_per_instance``."""
+        return self.tp * self.replicas_per_instance
+
+
+class FleetResult(msgspec.Struct, frozen=True, kw_only=True):
+    """A fleet: instances and replicas per chosen type, where each class goes, the load and the cost.
+
+    Only types with at least one instance appear. ``shares[t][c]`` is the share of class ``c`` routed
+    to type ``t`` (each class's shares sum to 1); ``load[t]`` the utilisation of ``t``'s replicas
+    (≤ ``max_utilization``). ``pruned`` maps each dominated type dropped before the MILP to the type
+    whose instances stand in for it.
+    """
+
+    instances: dict[str, int]
+    replicas: dict[str, int]
+    shares: dict[str, list[float]]
+    load: dict[str, float]
+    usd_per_hour: float
+    outcome: SolveOutcome
+    pruned: dict[str, str] = {}
+
+
+class _Problem(msgspec.Struct, frozen=True):
+    """Validated inputs: per-class rates and per-type instance needs ``a_tc`` (None: cannot serve)."""
+
+    rates: list[float]
+    types: list[ReplicaType]
+    needs: list[list[float | None]]
+    max_utilization: float
+    max_gpus: int | None
+
+
+def _ceil(value: float) -> int:
+    """Fewest instances ``n`` with ``value ≤ n·(1 + ε)`` (at least one for any positive load)."""
+    return max(0, math.ceil(value / (1.0 + COUNT_TOLERANCE)))
+
+
+def _validate(
+    classes: Sequence[RequestClass],
+    requests_per_s: float,
+    types: Sequence[ReplicaType],
+    max_utilization: float,
+    max_gpus: int | None,
+) -> _Problem:
+    validate_mix(classes)
+    if not (math.isfinite(requests_per_s) and requests_per_s >= 0):
+        raise InvalidWorkload("requests_per_s", f"must be a finite number >= 0, got {requests_per_s!r}")
+    if not (0 < max_utilization <= 1):
+        raise InvalidWorkload("max_utilization", f"must be in (0, 1], got {max_utilization!r}")
+    if max_gpus is not None and max_gpus < 1:
+        raise InvalidWorkload("max_gpus", f"must be at least 1, got {max_gpus}")
+    seen: set[str] = set()
+    for t in types:
+        if t.type_id in seen:
+            raise ValueError(f"duplicate replica type id {t.type_id!r}")
+        seen.add(t.type_id)
+        if len(t.capacities) != len(classes):
+            raise ValueError(
+                f"{t.type_id}: {len(t.capacities)} capacities for {len(classes)} request classes"
+            )
+        if t.tp < 1 or t.replicas_per_instance < 1:
+            raise ValueError(f"{t.type_id}: tp and replicas_per_instance must be at least 1")
+        if not (math.isfinite(t.usd_per_instance_hour) and t.usd_per_instance_hour >= 0):
+            raise ValueError(f"{t.type_id}: price must be a finite number >= 0")
+    rates = [requests_per_s * c.share for c in classes]
+    needs: list[list[float | None]] = []
+    for t in types:
+        per_instance = max_utilization * t.replicas_per_instance
+        needs.append(
+            [
+                rate / (cap.requests_per_s * per_instance) if cap.requests_per_s > 0 else None
+                for rate, cap in zip(rates, t.capacities, strict=True)
+            ]
+        )
+    return _Problem(rates, list(types), needs, max_utilization, max_gpus)
+
+
+def _require_servable(problem: _Problem, classes: Sequence[RequestClass]) -> None:
+    """Raise :class:`NoFeasiblePlan` when some class with requests has no type able to serve it."""
+    for c, klass in enumerate(classes):
+        if problem.rates[c] <= 0 or any(need[c] is not None for need in problem.needs):
+            continue
+        rejected: dict[str, list[tuple[str, str]]] = {}
+        for t in problem.types:
+            reason = ("no_capacity", f"request_mix[{c}] on {t.type_id}: {t.capacities[c].method}")
+            if reason not in rejected.setdefault(t.gpu_id, []):
+                rejected[t.gpu_id].append(reason)
+        raise NoFeasiblePlan(
+            f"no replica type can serve request_mix[{c}] ({klass.input_tokens} input / "
+            f"{klass.output_tokens} output tokens)",
+            rejected,
+        )
+
+
+def _copies_covering(v: int, u: int, problem: _Problem) -> int | None:
+    """Fewest instances of type ``v`` with at least one ``u`` instance's capacity for every class."""
+    copies = 1
+    for c, need_u in enumerate(problem.needs[u]):
+        need_v = problem.needs[v][c]
+        if problem.rates[c] <= 0 or need_u is None:
+            continue
+        if need_v is None:
+            return None
+        copies = max(copies, math.ceil(need_v / need_u - 1e-9))
+    return copies
+
+
+def _dominates(v: int, u: int, problem: _Problem) -> bool:
+    """Whether ``k`` instances of type ``v`` can stand in for one of ``u`` at no more cost (and GPUs)."""
+    copies = _copies_covering(v, u, problem)
+    tv, tu = problem.types[v], problem.types[u]
+    return (
+        copies is not None
+        and copies * tv.usd_per_instance_hour <= tu.usd_per_instance_hour
+        and (problem.max_gpus is None or copies * tv.gpus_per_instance <= tu.gpus_per_instance)
+    )
+
+
+def _dominated(problem: _Problem) -> dict[int, int]:
+    """Indices of dominated types → the index of a kept type dominating each (see the module docstring)."""
+    dropped: dict[int, int] = {}
+    for u in range(len(problem.types)):
+        for v in range(len(problem.types)):
+            if v == u or not _dominates(v, u, problem):
+                continue
+            if not _dominates(u, v, problem) or v < u:  # strict, or an exact tie won by the earlier type
+                dropped[u] = v
+                break
+    for u, v in dropped.items():  # point at a kept type (dominance is transitive; mutual cases were ties)
+        while v in dropped:
+            v = dropped[v]
+        dropped[u] = v
+    return dropped
+
+
+def _single_count(problem: _Problem, t: int) -> int | None:
+    """Instances of type ``t`` alone that serve every class (closed form); None if it cannot."""
+    total = 0.0
+    for c, need in enumerate(problem.needs[t]):
+        if problem.rates[c] <= 0:
+            continue
+        if need is None:
+            return None
+        total += need
+    return _ceil(total)
+
+
+class _Fleet(msgspec.Struct, frozen=True, kw_only=True):
+    instances: dict[str, int]
+    replicas: dict[str, int]
+    shares: dict[str, list[float]]
+    load: dict[str, float]
+    usd_per_hour: float
+
+
+def _fleet(problem: _Problem, counts: dict[int, int], x: dict[tuple[int, int], float]) -> _Fleet:
+    """Instances, replicas, shares (renormalised per class over the chosen types) and loads."""
+    chosen = [t for t, n in sorted(counts.items()) if n > 0]
+    n_classes = len(problem.rates)
+    shares = {t: [0.0] * n_classes for t in chosen}
+    for c in range(n_classes):
+        weights = {t: max(0.0, x.get((t, c), 0.0)) for t in chosen if problem.needs[t][c] is not None}
+        total = math.fsum(weights.values())
+        for t, weight in weights.items():
+            shares[t][c] = weight / total if total > 0 else 0.0
+    ids = [problem.types[t].type_id for t in chosen]
+    return _Fleet(
+        instances={i: counts[t] for i, t in zip(ids, chosen, strict=True)},
+        replicas={
+            i: counts[t] * problem.types[t].replicas_per_instance for i, t in zip(ids, chosen, strict=True)
+        },
+        shares={i: shares[t] for i, t in zip(ids, chosen, strict=True)},
+        load={
+            i: problem.max_utilization
+            * math.fsum(shares[t][c] * (problem.needs[t][c] or 0.0) for c in range(n_classes))
+            / counts[t]
+            for i, t in zip(ids, chosen, strict=True)
+        },
+        usd_per_hour=math.fsum(counts[t] * problem.types[t].usd_per_instance_hour for t in chosen),
+    )
+
+
+_Solution = tuple[SolveOutcome, dict[int, int], dict[tuple[int, int], float]]
+
+
+def _milp(problem: _Problem, allowed: Sequence[int], budget: float | None, time_limit_s: float) -> _Solution:
+    """Build and solve the MILP over the ``allowed`` type indices; counts and shares by index.
+
+    ``budget`` (the cost of a known feasible fleet) bounds every count: ``n_t ≤ ⌊budget / price_t⌋``.
+    """
+    model = pulp.LpProblem("serving_fleet", pulp.LpMinimize)
+    n: dict[int, pulp.LpVariable] = {}
+    x: dict[tuple[int, int], pulp.LpVariable] = {}
+    served = [c for c, rate in enumerate(problem.rates) if rate > 0]
+    for t in allowed:
+        needs = problem.needs[t]
+        upper = _ceil(math.fsum(needs[c] or 0.0 for c in served))
+        if problem.max_gpus is not None:
+            upper = min(upper, problem.max_gpus // problem.types[t].gpus_per_instance)
+        price = problem.types[t].usd_per_instance_hour
+        if budget is not None and price > 0:
+            upper = min(upper, math.floor(budget / price * (1.0 + COUNT_TOLERANCE)))
+        n[t] = model.add_variable(f"n_{t}", 0, upper, "Integer")
+        for c in served:
+            if needs[c] is not None:
+                x[t, c] = model.add_variable(f"x_{t}_{c}", 0, 1, "Continuous")
+    model += pulp.lpSum(problem.types[t].usd_per_instance_hour * n[t] for t in allowed)
+    for c in served:
+        model += pulp.lpSum(x[t, c] for t in allowed if (t, c) in x) == 1, f"serve_{c}"
+    for t in allowed:
+        row = {c: problem.needs[t][c] or 0.0 for c in served if (t, c) in x}
+        if row:
+            scale = max(1.0, 1.0 / min(row.values()))  # see the module docstring
+            terms = [scale * need * x[t, c] for c, need in row.items()]
+            model += pulp.lpSum(terms) <= scale * (1.0 + COUNT_TOLERANCE) * n[t], f"load_{t}"
+    if problem.max_gpus is not None:
+        gpus = pulp.lpSum(problem.types[t].gpus_per_instance * n[t] for t in allowed)
+        model += gpus <= problem.max_gpus, "max_gpus"
+    outcome = solve(model, time_limit_s=time_limit_s)
+    if outcome.status not in ("optimal", "time_limited"):
+        return outcome, {}, {}
+    counts = {t: round(var.value() or 0.0) for t, var in n.items()}
+    return outcome, counts, {key: float(var.value() or 0.0) for key, var in x.items()}
+
+
+def _best_single(problem: _Problem) -> tuple[int, int] | None:
+    """(type index, instances) of the cheapest one-type fleet within the GPU cap.
+
+    Ties go to fewer GPUs, then to the type listed first.
+    """
+    best: tuple[float, int, int, int] | None = None
+    for t, replica in enumerate(problem.types):
+        count = _single_count(problem, t)
+        if count is None:
+            continue
+        gpus = count * replica.gpus_per_instance
+        if problem.max_gpus is not None and gpus > problem.max_gpus:
+            continue
+        key = (count * replica.usd_per_instance_hour, gpus, t, count)
+        if best is None or key < best:
+            best = key
+    return None if best is None else (best[2], best[3])
+
+
+def _no_fleet(problem: _Problem) -> NoFeasiblePlan:
+    rejected: dict[str, list[tuple[str, str]]] = {}
+    for t, replica in enumerate(problem.types):
+        count = _single_count(problem, t)
+        detail = (
+            f"{replica.type_id} cannot serve every class alone"
+            if count is None
+            else f"{replica.type_id} alone needs {count} × {replica.gpus_per_instance} GPUs"
+        )
+        rejected.setdefault(replica.gpu_id, []).append(("max_gpus", detail))
+    return NoFeasiblePlan(f"no fleet serves the request rate within max_gpus = {problem.max_gpus}", rejected)
+
+
+def _solve(
+    problem: _Problem, allowed: Sequence[int], pruned: dict[str, str], time_limit_s: float
+) -> FleetResult:
+    single = _best_single(problem) if len(allowed) > 1 else None
+    alone = None
+    if single is not None:
+        t, count = single
+        alone = _fleet(problem, {t: count}, {(t, c): 1.0 for c in range(len(problem.rates))})
+    outcome, counts, x = _milp(problem, allowed, None if alone is None else alone.usd_per_hour, time_limit_s)
+    fleet = _fleet(problem, counts, x) if outcome.status in ("optimal", "time_limited") else None
+    if alone is not None and (fleet is None or alone.usd_per_hour < fleet.usd_per_hour):
+        note = "the best single-type fleet beat the MILP's answer (time-limited or none) and is returned"
+        outcome = msgspec.structs.replace(outcome, message="; ".join(filter(None, [outcome.message, note])))
+        fleet = alone
+    if fleet is None and outcome.status == "infeasible":
+        raise _no_fleet(problem)
+    if fleet is None:
+        raise SolverError(f"serving MILP failed: {outcome.message}")
+    return FleetResult(
+        instances=fleet.instances,
+        replicas=fleet.replicas,
+        shares=fleet.shares,
+        load=fleet.load,
+        usd_per_hour=fleet.usd_per_hour,
+        outcome=outcome,
+        pruned=pruned,
+    )
+
+
+def solve_fleet(
+    classes: list[RequestClass],
+    requests_per_s: float,
+    types: list[ReplicaType],
+    *,
+    max_utilization: float,
+    max_gpus: int | None = None,
+    time_limit_s: float = 5.0,
+) -> FleetResult:
+    """The cheapest fleet of ``types`` serving ``requests_per_s`` split as ``classes`` (see the module doc).
+
+    Raises :class:`~solver.errors.InvalidWorkload` for a bad mix, rate or utilisation and
+    :class:`~solver.errors.NoFeasiblePlan` (with per-GPU reasons) when no type can serve some class or
+    no fleet fits ``max_gpus``.
+    """
+    problem = _validate(classes, requests_per_s, types, max_utilization, max_gpus)
+    _require_servable(problem, classes)
+    dropped = _dominated(problem)
+    pruned = {types[u].type_id: types[v].type_id for u, v in sorted(dropped.items())}
+    allowed = [t for t in range(len(types)) if t not in dropped]
+    return _solve(problem, allowed, pruned, time_limit_s)
+
+
+def best_single_type(
+    classes: list[RequestClass],
+    requests_per_s: float,
+    types: list[ReplicaType],
+    *,
+    max_utilization: float,
+    max_gpus: int | None = None,
+    time_limit_s: float = 5.0,
+) -> FleetResult | None:
+    """The cheapest fleet of ONE type (closed form, checked by the MILP on that type); None if no type can.
+
+    Ties go to fewer GPUs, then to the type listed first.
+    """
+    problem = _validate(classes, requests_per_s, types, max_utilization, max_gpus)
+    single = _best_single(problem)
+    if single is None:
+        return None
+    t, count = single
+    result = _solve(problem, [t], {}, time_limit_s)
+    if result.instances.get(types[t].type_id, 0) != count:
+        raise SolverError(
+            f"{types[t].type_id}: closed form gives {count} instances, the MILP {result.instances}"
+        )
+    return result
