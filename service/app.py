@@ -16,6 +16,7 @@ from litestar.datastructures import State
 from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 
+from service.buy_vs_rent_schemas import BuyVsRentRequest
 from service.estimates import MemoryRequest, ThroughputRequest
 from service.openapi_values import (
     document_body_enum,
@@ -41,7 +42,11 @@ from service.routes.price_sheets import (
     refresh_status_handler,
     upload_sheet_handler,
 )
-from service.routes.profiles import list_profiles_handler
+from service.routes.profiles import (
+    list_profiles_handler,
+    list_serving_profiles_handler,
+    upload_serving_profiles_handler,
+)
 from service.settings import Settings
 from service.store import Store
 from solver.models import list_models
@@ -99,10 +104,13 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         route_handlers=[
             allow_header_handler("/price-sheets"),
             allow_header_handler("/price-sheets/refresh"),
+            allow_header_handler("/profiles"),
             list_gpus_handler,
             get_gpu_handler,
             list_offers_handler,
             list_profiles_handler,
+            upload_serving_profiles_handler,
+            list_serving_profiles_handler,
             memory_handler,
             throughput_handler,
             create_plan_handler,
@@ -144,7 +152,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         logging_config=None,  # the process configures logging (gpuplan serve, uvicorn), not the app
     )
     document_known_values(app, opened.snapshot)
-    restore_body_zero_bounds(app, [MemoryRequest, ThroughputRequest, PlanRequest])
+    restore_body_zero_bounds(app, [MemoryRequest, ThroughputRequest, PlanRequest, BuyVsRentRequest])
     document_body_enum(app, "ModelSpec", "name", {n for m in list_models() for n in (m.name, *m.aliases)})
     document_body_enum(app, "MemoryRequest", "gpu", gpu_spellings(opened.snapshot))
     document_body_enum(app, "ThroughputRequest", "gpu", gpu_spellings(opened.snapshot))

@@ -11,7 +11,7 @@ import msgspec
 from tabulate import tabulate
 
 from service.errors import InvalidParameter
-from service.plan_schemas import PlanOut
+from service.plan_schemas import PlanOut, ServingPlanOut
 from service.plans import PlanService
 from service.store import Store
 from solver.errors import NoFeasiblePlan
@@ -101,6 +101,68 @@ def _print_plan(plan: PlanOut) -> None:
         print(f"\nwarning: {warning}")
 
 
+def _print_fleet(plan: ServingPlanOut) -> None:
+    print(
+        tabulate(
+            [
+                ("plan", plan.plan_id),
+                (
+                    "model",
+                    f"{plan.model} (serving {plan.requests_per_s:g} requests/s, load <= {plan.max_utilization:.0%})",
+                ),
+                (
+                    "cost",
+                    f"{_money(plan.cost.usd_per_hour)}/h, {_money(plan.cost.total_usd)} over {plan.cost.hours:g} h",
+                ),
+                (
+                    "solver",
+                    f"{plan.solver.status}, {plan.solver.replica_types} replica types, {plan.solver.total_ms:,.0f} ms",
+                ),
+            ],
+            tablefmt="plain",
+        )
+    )
+    print("\nfleet")
+    print(
+        tabulate(
+            [
+                (
+                    r.gpu_name,
+                    r.tp,
+                    r.replicas,
+                    r.instances,
+                    r.offer.provider if r.offer else r.acquisition,
+                    _money(r.usd_per_hour),
+                    f"{r.load:.0%}",
+                    ", ".join(
+                        f"{c.input_tokens}/{c.output_tokens}: {c.share_of_class:.0%}"
+                        for c in r.classes
+                        if c.share_of_class > 0
+                    ),
+                )
+                for r in plan.choice.replicas
+            ],
+            headers=[
+                "GPU",
+                "tp",
+                "replicas",
+                "instances",
+                "from",
+                "$/h",
+                "load",
+                "request sizes served (in/out: share)",
+            ],
+        )
+    )
+    if plan.best_single_type and plan.saving_vs_single_type:
+        single = plan.best_single_type
+        print(
+            f"\nbest single type: {single.replicas} x {single.gpu} (tp={single.tp}) at {_money(single.usd_per_hour)}/h; "
+            f"the fleet saves {_money(plan.saving_vs_single_type.usd_per_hour)}/h "
+            f"({plan.saving_vs_single_type.fraction:.1%})"
+        )
+
+
 def _cmd_plan(args: argparse.Namespace) -> int:
     request = _read_request(args.workload)
     store = Store.open(args.db)
@@ -117,7 +179,10 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     if args.json:
         print(msgspec.json.encode(plan).decode())
     else:
-        _print_plan(plan)
+        if isinstance(plan, ServingPlanOut):
+            _print_fleet(plan)
+        else:
+            _print_plan(plan)
     return 0
 
 

@@ -179,10 +179,13 @@ _V3: Final = (
     )""",
 )
 
+_V4: Final = ("ALTER TABLE serving_profiles ADD COLUMN upload_source VARCHAR",)
+
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     (1, "catalog, price sheets, profiles, seed state", _V1),
     (2, "stored plans", _V2),
     (3, "reserved prices, sheet reports, refresh runs", _V3),
+    (4, "uploaded serving profiles keep their upload source", _V4),
 )
 
 

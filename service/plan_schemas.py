@@ -12,9 +12,14 @@ from solver.throughput import ProfileSource
 
 __all__ = [
     "AlternativeOut",
+    "AnyPlan",
     "ChoiceOut",
+    "ClassShare",
     "CostOut",
     "EstimateOut",
+    "FleetChoiceOut",
+    "FleetCostOut",
+    "FleetSolverOut",
     "MemoryOut",
     "OfferRef",
     "OwnedRef",
@@ -24,6 +29,10 @@ __all__ = [
     "PriceSheetsOut",
     "RejectedGpu",
     "RejectionOut",
+    "ReplicaOut",
+    "SavingOut",
+    "ServingPlanOut",
+    "SingleTypeOut",
     "SolverOut",
     "ThroughputOut",
 ]
@@ -161,7 +170,7 @@ class SolverOut(msgspec.Struct, kw_only=True):
     total_ms: float
 
 
-class PlanOut(msgspec.Struct, kw_only=True):
+class PlanOut(msgspec.Struct, kw_only=True, tag_field="plan_type", tag="job"):
     """A costed plan: what to run on, what it costs, why, and what it was priced against."""
 
     plan_id: str
@@ -177,3 +186,91 @@ class PlanOut(msgspec.Struct, kw_only=True):
     pareto: list[ParetoPoint]
     price_sheet: PriceSheetsOut
     solver: SolverOut
+
+
+class ClassShare(msgspec.Struct, kw_only=True):
+    input_tokens: int
+    output_tokens: int
+    share_of_class: float
+    capacity_requests_per_s: float
+    capacity_provenance: Literal["measured", "derived"]
+    capacity_confidence: str
+    capacity_method: str
+
+
+class ReplicaOut(msgspec.Struct, kw_only=True):
+    """One replica type of the fleet: ``replicas`` copies of the model on ``tp`` GPUs each."""
+
+    gpu: str
+    gpu_name: str
+    tp: int
+    replicas: int
+    instances: int
+    acquisition: Literal["rent", "own"]
+    offer: OfferRef | None
+    owned: OwnedRef | None
+    usd_per_hour: float
+    load: float
+    classes: list[ClassShare]
+
+
+class FleetChoiceOut(msgspec.Struct, kw_only=True):
+    replicas: list[ReplicaOut]
+
+
+class FleetCostOut(msgspec.Struct, kw_only=True):
+    usd_per_hour: float
+    hours: float
+    total_usd: float
+
+
+class SingleTypeOut(msgspec.Struct, kw_only=True):
+    """The cheapest fleet of one replica type, for comparison with the (possibly mixed) choice."""
+
+    gpu: str
+    tp: int
+    replicas: int
+    instances: int
+    offer: OfferRef | None
+    usd_per_hour: float
+    total_usd: float
+
+
+class SavingOut(msgspec.Struct, kw_only=True):
+    usd_per_hour: float
+    total_usd: float
+    fraction: float
+
+
+class FleetSolverOut(msgspec.Struct, kw_only=True):
+    backend: str
+    status: Literal["optimal", "time_limited"]
+    gap: float | None
+    replica_types: int
+    pruned_dominated: int
+    solve_ms: float
+    total_ms: float
+    message: str
+
+
+class ServingPlanOut(msgspec.Struct, kw_only=True, tag_field="plan_type", tag="serving"):
+    """A serving fleet: replicas per type (a mix where that is cheaper), per-type load, $/hour."""
+
+    plan_id: str
+    created_at: datetime
+    status: Literal["optimal", "time_limited"]
+    model: str
+    kind: str
+    requests_per_s: float
+    max_utilization: float
+    choice: FleetChoiceOut
+    cost: FleetCostOut
+    best_single_type: SingleTypeOut | None
+    saving_vs_single_type: SavingOut | None
+    rejected: list[RejectedGpu]
+    price_sheet: PriceSheetsOut
+    solver: FleetSolverOut
+
+
+AnyPlan = PlanOut | ServingPlanOut
+"""A stored plan: ``plan_type`` says which (``job`` or ``serving``)."""

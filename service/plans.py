@@ -18,7 +18,8 @@ from service.errors import InvalidParameter, NotFound
 from service.gpu_lookup import resolve_gpu_names
 from service.owned_supply import load_ownership_rows, owned_supplies
 from service.plan_render import render_plan
-from service.plan_schemas import PlanOut
+from service.plan_schemas import AnyPlan
+from service.serving_plans import plan_fleet
 from service.store import CatalogSnapshot, Store
 from service.supply_index import SupplyIndex, build_supply_index
 from service.throughput_cache import ThroughputCache
@@ -167,16 +168,10 @@ class PlanService:
 
         return estimate
 
-    def create(self, request: PlanRequest) -> PlanOut:
+    def create(self, request: PlanRequest) -> AnyPlan:
         """Plan ``request``, store the plan and return it."""
         started = time.perf_counter()
         snapshot = self.store.snapshot
-        if request.kind == "serving":
-            raise InvalidParameter(
-                "kind",
-                "serving fleets are sized per request rate, not per job: this endpoint plans "
-                "train, fine_tune and batch_inference",
-            )
         template = Workload(**_job_fields(request))  # layout fields keep defaults: the planner varies them
         resolved = resolve_workload(template)
         supplies, rejections, pruned_offers = (
@@ -190,6 +185,19 @@ class PlanService:
             owned, owned_rejections = self._owned(snapshot, request)
             supplies = [*supplies, *owned]
             rejections = [*rejections, *owned_rejections]
+        if request.kind == "serving":
+            fleet = plan_fleet(
+                self.store,
+                snapshot,
+                request,
+                template,
+                supplies,
+                rejections,
+                time_limit_s=self.time_limit_s,
+                price_max_age_hours=self.price_max_age_hours,
+            )
+            self._save(fleet, request)
+            return fleet
         result = plan(
             request,
             template,
@@ -228,7 +236,7 @@ class PlanService:
         kept = [s for s in supplies if (allowed is None or s.gpu_id in allowed) and s.gpu_id not in excluded]
         return kept, list(rejections)
 
-    def _save(self, plan_out: PlanOut, request: PlanRequest) -> None:
+    def _save(self, plan_out: AnyPlan, request: PlanRequest) -> None:
         with self.store.cursor() as cur:
             cur.execute(
                 "INSERT INTO plans VALUES (?, ?, ?, ?, ?)",
@@ -241,13 +249,14 @@ class PlanService:
                 ],
             )
 
-    def get(self, plan_id: str) -> PlanOut:
+    def get(self, plan_id: str) -> AnyPlan:
         """A stored plan, as it was returned when it was made."""
         with self.store.cursor() as cur:
             row = cur.execute("SELECT plan FROM plans WHERE plan_id = ?", [plan_id]).fetchone()
         if row is None:
             raise NotFound(f"no plan {plan_id!r}")
-        return msgspec.json.decode(row[0], type=PlanOut)
+        plan: AnyPlan = msgspec.json.decode(row[0], type=AnyPlan)
+        return plan
 
 
 _JOB_FIELDS = Workload.__struct_fields__

@@ -26,7 +26,7 @@ from service.migrations import apply_migrations, current_schema_version
 from service.seed import SeedReport, ensure_seeded
 from solver.calibration import ProfileIndex
 from solver.gpus import GpuSpec
-from solver.profiles import MeasuredProfile
+from solver.profiles import MeasuredProfile, ServingProfile
 
 __all__ = ["CatalogSnapshot", "CurrentOffer", "SheetInfo", "Store"]
 
@@ -65,6 +65,7 @@ class CatalogSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     current_offer_count: int
     price_sheet_versions: int
     profiles: tuple[MeasuredProfile, ...]
+    serving: tuple[ServingProfile, ...]
     offers: tuple[CurrentOffer, ...]
     sheets: tuple[SheetInfo, ...]
     derived: dict[str, object] = msgspec.field(default_factory=dict)
@@ -91,6 +92,16 @@ def _read_profiles(cur: duckdb.DuckDBPyConnection) -> tuple[MeasuredProfile, ...
         f"SELECT {', '.join(_PROFILE_FIELDS)} FROM throughput_profiles ORDER BY profile_id"
     ).fetchall()
     return tuple(MeasuredProfile(**dict(zip(_PROFILE_FIELDS, row, strict=True))) for row in rows)
+
+
+_SERVING_FIELDS = ServingProfile.__struct_fields__
+
+
+def _read_serving(cur: duckdb.DuckDBPyConnection) -> tuple[ServingProfile, ...]:
+    rows = cur.execute(
+        f"SELECT {', '.join(_SERVING_FIELDS)} FROM serving_profiles ORDER BY serving_id"
+    ).fetchall()
+    return tuple(ServingProfile(**dict(zip(_SERVING_FIELDS, row, strict=True))) for row in rows)
 
 
 _OFFER_FIELDS = RentalOffer.__struct_fields__
@@ -151,6 +162,7 @@ def _read_snapshot(cur: duckdb.DuckDBPyConnection) -> CatalogSnapshot:
         profile_metrics=_strings(cur, "SELECT DISTINCT metric FROM throughput_profiles"),
         profile_precisions=_strings(cur, "SELECT DISTINCT precision FROM throughput_profiles"),
         profiles=_read_profiles(cur),
+        serving=_read_serving(cur),
         offers=_read_offers(cur),
         sheets=_read_sheets(cur),
         current_offer_count=_count(cur, "SELECT count(*) FROM current_offers"),

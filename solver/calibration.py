@@ -13,13 +13,18 @@ use the same code path as production):
   else :data:`DEFAULT_EFFICIENCY` (3). The classes are then made monotone (a better interconnect never
   scales worse) and clamped to ``[0.5, 1]`` (more GPUs never give less); GPUs beyond
   :data:`GPUS_PER_NODE` cross nodes at ``min(e, MULTINODE_EFFICIENCY)`` per further doubling.
+
+Building an index also computes every cell's value with nothing left out (and the scaling fits they
+need), so that queries only read them; :class:`IndexMemo` lets other modules keep bounded caches of
+their own results on the index they came from.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import msgspec
 
@@ -40,6 +45,8 @@ __all__ = [
     "DEFAULT_EFFICIENCY",
     "GPUS_PER_NODE",
     "MULTINODE_EFFICIENCY",
+    "Cell",
+    "IndexMemo",
     "ProfileIndex",
     "ScalingFit",
     "TwoWayTable",
@@ -97,11 +104,35 @@ class TwoWayTable[K]:
         self.cells[cell].append(obs)
 
 
+Cell = tuple[str, WorkKey, HardwareKey]
+"""A ``per_gpu`` cell: (group, work, hardware)."""
+
 _Pair = tuple[float, int, int]
 _Fit = tuple[float, int, tuple[int, ...]]
 _Value = tuple[float | None, tuple[int, ...]]
 _MEMO_LIMIT: Final = 200_000
 _SCALED_CLASSES: Final[tuple[Interconnect, ...]] = ("none", "pcie", "nvlink", "nvswitch")
+
+
+class IndexMemo[K, V]:
+    """A bounded cache of results that depend on one :class:`ProfileIndex`, kept on that index.
+
+    Each index holds its own store (dropped with the index); a store that grows past ``limit`` entries
+    is emptied. Every operation is a single dict call, so stores can be shared between threads (a race
+    at worst computes a result twice).
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+
+    def of(self, index: ProfileIndex) -> dict[K, V]:
+        """The store of ``index`` (created on first use, emptied when over the limit)."""
+        store = index.memos.get(self)
+        if store is None:
+            store = index.memos.setdefault(self, {})
+        elif len(store) > self.limit:
+            store.clear()
+        return cast(dict[K, V], store)
 
 
 class ProfileIndex:
@@ -131,11 +162,30 @@ class ProfileIndex:
         self._pairs: dict[tuple[object, ...], list[_Pair]] = {}
         for rows in self.per_gpu.cells.values():
             self._add_pairs(rows)
+        self.cells_of_mode: dict[Mode, list[tuple[Cell, Observation]]] = {}
+        """``per_gpu`` cells (in table order) with their first row, by mode."""
+        self.works_of_task: dict[tuple[str, str, str], list[WorkKey]] = {}
+        """Measured works (in ``groups_of`` order) by (model, variant, metric)."""
+        self.setups_of: dict[HardwareKey, list[tuple[int, Interconnect]]] = {}
+        """Distinct (GPU count, interconnect) of the multi-GPU ``per_setup`` cells of each hardware."""
+        for cell, members in self.per_gpu.cells.items():
+            self.cells_of_mode.setdefault(members[0].mode, []).append((cell, members[0]))
+        for work in self.groups_of:
+            self.works_of_task.setdefault(work[:3], []).append(work)
+        for _group, setup in self.per_setup.work_on:
+            found = self.setups_of.setdefault(HardwareKey(setup.gpu_id, setup.precision), [])
+            if setup.gpu_count > 1 and (setup.gpu_count, setup.interconnect) not in found:
+                found.append((setup.gpu_count, setup.interconnect))
+        self.memos: dict[IndexMemo[Any, Any], dict[Any, Any]] = {}
+        """Stores of the :class:`IndexMemo` caches that other modules keep for this index."""
         self._scaling_cache: dict[tuple[object, ...], tuple[ScalingFit, frozenset[int]]] = {}
         self._value_cache: dict[tuple[object, ...], tuple[_Value, frozenset[int]]] = {}
         self._fit_memo: dict[tuple[object, ...], _Fit | None] = {}
         self._scaling_memo: dict[tuple[object, ...], ScalingFit] = {}
         self._value_memo: dict[tuple[object, ...], _Value] = {}
+        self._depends: dict[frozenset[int], frozenset[int]] = {}
+        for cell in self.per_gpu.cells:  # every route reads these: compute them (and their scaling) once
+            self.value(self.per_gpu, cell)
 
     def _trim_memos(self) -> None:
         """Forget remembered results when they grow past a bound (queries about new work add entries)."""
@@ -145,8 +195,9 @@ class ProfileIndex:
             self._value_memo,
             self._scaling_cache,
             self._value_cache,
+            self._depends,
         )
-        if sum(len(store) for store in stores) > _MEMO_LIMIT:
+        if sum(map(len, stores)) > _MEMO_LIMIT:
             for store in stores:
                 store.clear()
 
@@ -194,19 +245,20 @@ class ProfileIndex:
         self, obs: tuple[str, WorkKey, HardwareKey, Mode], ic: Interconnect, exclude: frozenset[int]
     ) -> tuple[ScalingFit, int]:
         group, work, hardware, mode = obs
-        levels = (
-            ((0, group, work, hardware, ic), f"{{n}} measured pairs of this work on {hardware.gpu_id}"),
-            ((1, mode, hardware.gpu_id, ic), f"{{n}} measured {mode} pairs on {hardware.gpu_id}"),
-            ((2, mode, ic), f"{{n}} measured {mode} pairs, all GPUs"),
-        )
-        for level, (key, text) in enumerate(levels):
+        keys = ((0, group, work, hardware, ic), (1, mode, hardware.gpu_id, ic), (2, mode, ic))
+        for level, key in enumerate(keys):
             fit = self._fit_at(key, exclude)
             if fit is not None:
-                basis = f"{ic}: calibrated from " + text.format(n=fit[1])
+                if level == 0:
+                    text = f"{fit[1]} measured pairs of this work on {hardware.gpu_id}"
+                elif level == 1:
+                    text = f"{fit[1]} measured {mode} pairs on {hardware.gpu_id}"
+                else:
+                    text = f"{fit[1]} measured {mode} pairs, all GPUs"
+                basis = f"{ic}: calibrated from {text}"
                 return ScalingFit(efficiency=fit[0], basis=basis, level=level, profile_ids=fit[2]), level
-        return ScalingFit(efficiency=DEFAULT_EFFICIENCY[ic], basis=f"{ic}: default", level=len(levels)), len(
-            levels
-        )
+        default = len(keys)
+        return ScalingFit(efficiency=DEFAULT_EFFICIENCY[ic], basis=f"{ic}: default", level=default), default
 
     def scaling(
         self,
@@ -221,7 +273,7 @@ class ProfileIndex:
         interconnect improves.
         """
         cached = self._scaling_cache.get((obs, ic))
-        if cached is not None and not (exclude & cached[1]):
+        if cached is not None and exclude.isdisjoint(cached[1]):
             return cached[0]
         memo_key = (obs, ic, exclude)
         hit = self._scaling_memo.get(memo_key)
@@ -244,16 +296,16 @@ class ProfileIndex:
                     profile_ids=fit.profile_ids,
                 )
             fixed[cls] = fit
-        result = fixed[ic]
         self._trim_memos()
         if exclude:
-            self._scaling_memo[memo_key] = result
+            for cls, fit in fixed.items():  # every class was fixed on the way: remember them all
+                self._scaling_memo[obs, cls, exclude] = fit
         else:
-            self._scaling_cache[obs, ic] = (
-                result,
-                frozenset(p for f in fixed.values() for p in f.profile_ids),
-            )
-        return result
+            depends = frozenset(itertools.chain.from_iterable(f.profile_ids for f in fixed.values()))
+            depends = self._depends.setdefault(depends, depends)  # many works share theirs: keep one
+            for cls, fit in fixed.items():
+                self._scaling_cache[obs, cls] = (fit, depends)
+        return fixed[ic]
 
     def value[K](
         self, table: TwoWayTable[K], cell: tuple[str, WorkKey, K], exclude: frozenset[int] = frozenset()
@@ -265,7 +317,7 @@ class ProfileIndex:
         """
         key = (id(table), cell)
         cached = self._value_cache.get(key)
-        if cached is not None and not (exclude & cached[1]):
+        if cached is not None and exclude.isdisjoint(cached[1]):
             return cached[0]
         hit = self._value_memo.get((key, exclude))
         if hit is not None:

@@ -91,6 +91,7 @@ _FP4_GENERATIONS: Final = frozenset({"blackwell", "cdna4"})
 _SOCKETED: Final = ("sxm", "oam", "superchip", "hgx", "dgx")
 
 
+@functools.lru_cache(maxsize=1024)
 def gpu_generation(gpu_id: str) -> str | None:
     """The architecture generation of a catalog GPU id (``"h100-sxm"`` → ``"hopper"``), if known."""
     for pattern, generation in _GENERATIONS:
@@ -99,6 +100,7 @@ def gpu_generation(gpu_id: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)
 def supports_precision(gpu_id: str, precision: PrecisionClass) -> bool:
     """Whether the GPU has tensor cores for ``precision`` (fp8: Ada/Hopper+, fp4: Blackwell/CDNA4)."""
     generation = gpu_generation(gpu_id)

@@ -12,12 +12,23 @@ import msgspec
 from msgspec import Meta
 
 from solver.gpus import Interconnect
+from solver.serving_spec import MAX_REQUEST_CLASSES, RequestClass, ServingSlo
 from solver.workload import JobSpec
 
-__all__ = ["DEFAULT_MAX_GPUS", "Acquisition", "Objective", "PlanConstraints", "PlanRequest"]
+__all__ = [
+    "DEFAULT_FLEET_HOURS",
+    "DEFAULT_MAX_GPUS",
+    "Acquisition",
+    "Objective",
+    "PlanConstraints",
+    "PlanRequest",
+]
 
 DEFAULT_MAX_GPUS = 64
 """GPUs a plan may use when ``constraints.max_gpus`` is not given."""
+
+DEFAULT_FLEET_HOURS = 730.0
+"""How long a serving fleet runs when ``hours`` is not given: one month (8,760 h / 12)."""
 
 Acquisition = Literal["rent", "own", "either"]
 Objective = Literal["cost", "time"]
@@ -85,4 +96,35 @@ class PlanRequest(JobSpec, forbid_unknown_fields=True, kw_only=True):
             description="Owned GPUs: the share of hours they are busy over their life (prices a busy hour).",
         ),
     ] = 0.85
+    requests_per_s: (
+        Annotated[float, Meta(gt=0, le=10_000_000, description="serving: requests per second to serve.")]
+        | None
+    ) = None
+    request_mix: (
+        Annotated[
+            list[RequestClass],
+            Meta(
+                min_length=1,
+                max_length=MAX_REQUEST_CLASSES,
+                description="serving: request sizes (input/output tokens) and their shares (summing to 1).",
+            ),
+        ]
+        | None
+    ) = None
+    slo: Annotated[ServingSlo, Meta(description="serving: latency targets (optional).")] | None = None
+    max_utilization: Annotated[
+        float,
+        Meta(gt=0, le=1, description="serving: load on each replica type at most this share of capacity."),
+    ] = 0.85
+    hours: (
+        Annotated[
+            float,
+            Meta(
+                gt=0,
+                le=1_000_000,
+                description=f"serving: how long the fleet runs (default {DEFAULT_FLEET_HOURS:g}).",
+            ),
+        ]
+        | None
+    ) = None
     constraints: PlanConstraints = msgspec.field(default_factory=PlanConstraints)

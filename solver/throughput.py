@@ -18,32 +18,29 @@ label (``high`` ≥ 0.75, ``medium`` ≥ 0.45, else ``low``). The score is 1.0 m
 from a nearby setting), 0.85 same cell, 0.7 two-way with three paths or more (0.55 fewer), 0.5
 physics, 0.3 spec ratio; × 0.6 across precisions; × 0.9 when the scaling efficiency comes from other
 work or GPUs and × 0.8 when it is a default. Everything is deterministic.
+
+A planner asks for one workload on many GPUs, counts and interconnects, so what does not depend on
+them is worked out once per index: the workload's query terms, the count-independent routes per GPU
+and precision, and every estimate with nothing left out (bounded caches kept on the index).
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import weakref
-from collections.abc import Mapping, Sequence
-from typing import Final, Literal
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Final, Literal, NamedTuple
 
 import msgspec
 
-from solver.calibration import ProfileIndex, scaling_factor
+from solver.calibration import IndexMemo, ProfileIndex, scaling_factor
 from solver.errors import InvalidWorkload, ThroughputUnavailable
 from solver.gpus import INTERCONNECT_RANK, GpuSpec, Interconnect
 from solver.models import ModelArch
 from solver.observations import HardwareKey, Mode, Observation, WorkKey, supports_precision, weighted_median
 from solver.profiles import MeasuredProfile
 from solver.transfer import ALL_ROUTES, Route, ThroughputQuery, derive, measured_rows
-from solver.workcost import (
-    PrecisionClass,
-    decode_bytes_per_token,
-    forward_flops,
-    offline_flops_per_output_token,
-    train_flops_per_token,
-)
+from solver.workcost import WORKLOAD_PRECISION_CLASS, PrecisionClass, setting_numbers, work_at_setting
 from solver.workload import ResolvedWorkload
 
 __all__ = [
@@ -58,16 +55,6 @@ __all__ = [
     "query_for_observation",
     "query_for_workload",
 ]
-
-WORKLOAD_PRECISION_CLASS: Final[dict[str, PrecisionClass]] = {
-    "fp32": "fp32",
-    "bf16": "bf16",
-    "fp16": "bf16",
-    "fp8": "fp8",
-    "int8": "int8",
-    "int4": "int4",
-    "nf4": "int4",
-}
 
 _CONFIDENCE: Final[dict[str, float]] = {"measured": 1.0, "same_cell": 0.85, "physics": 0.5, "spec_ratio": 0.3}
 _SCALING_CONFIDENCE: Final = (1.0, 0.9, 0.9, 0.8)  # by ScalingFit.level
@@ -100,17 +87,28 @@ class ThroughputEstimate(msgspec.Struct, frozen=True, kw_only=True):
     method: str
 
 
-def _source(obs: Observation) -> ProfileSource:
-    p = obs.profile
-    return ProfileSource(
-        profile_id=p.profile_id,
-        gpu_id=p.gpu_id,
-        gpu_count=p.gpu_count,
-        model=p.model,
-        metric=p.metric,
-        value=p.value,
-        source=p.source,
-    )
+_SOURCES: IndexMemo[int, ProfileSource] = IndexMemo(_MEMO_LIMIT)
+
+
+def _sources(index: ProfileIndex, rows: Iterable[Observation]) -> list[ProfileSource]:
+    """The citations of rows (each made once per index and row: they are immutable)."""
+    memo = _SOURCES.of(index)
+    cited: list[ProfileSource] = []
+    for obs in rows:
+        p = obs.profile
+        source = memo.get(p.profile_id)
+        if source is None:
+            source = memo[p.profile_id] = ProfileSource(
+                profile_id=p.profile_id,
+                gpu_id=p.gpu_id,
+                gpu_count=p.gpu_count,
+                model=p.model,
+                metric=p.metric,
+                value=p.value,
+                source=p.source,
+            )
+        cited.append(source)
+    return cited
 
 
 def _label(score: float) -> Literal["high", "medium", "low"]:
@@ -146,6 +144,18 @@ def estimate_query(
     count-independent base (1-GPU equivalent × scaling, no measured row). Raises
     :class:`~solver.errors.ThroughputUnavailable` when no allowed route has data.
     """
+    return _estimate(query, index, exclude, routes, at_count)[0]
+
+
+def _estimate(
+    query: ThroughputQuery,
+    index: ProfileIndex,
+    exclude: frozenset[int],
+    routes: frozenset[Route],
+    at_count: bool,
+) -> tuple[ThroughputEstimate, bool]:
+    """:func:`estimate_query`, and whether its answer is also the count-independent base's (no
+    measured row and no route that answers at the GPU count itself)."""
     where = f"{query.gpu_count}× {query.hardware.gpu_id} ({query.hardware.precision})"
     prefix = f"{query.adjustment}; " if query.adjustment else ""
     measured = measured_rows(query, index, exclude) if "measured" in routes and at_count else []
@@ -156,11 +166,11 @@ def estimate_query(
             unit=query.work.metric,
             provenance="derived" if query.adjustment else "measured",
             route="measured",
-            sources=[_source(obs) for obs in measured],
+            sources=_sources(index, measured),
             confidence="high",
             confidence_score=0.9 if query.adjustment else 1.0,
             method=f"{prefix}measured: median of {len(measured)} matching row(s) for {query.label} on {where}",
-        )
+        ), False
     estimate = derive(query, index, exclude, routes, at_count=at_count)
     if estimate is None:
         raise ThroughputUnavailable(
@@ -183,18 +193,19 @@ def estimate_query(
             f"; {query.gpu_count}-GPU scaling {factor / query.gpu_count:.2f} "
             f"(efficiency {fit.efficiency:.3f} per doubling, {fit.basis})"
         )
-    ranked = sorted(estimate.rows, key=lambda item: (-item[0], item[1]))[:_MAX_SOURCES]
-    return ThroughputEstimate(
+    ranked = estimate.rows[:_MAX_SOURCES]  # weightiest first
+    found = ThroughputEstimate(
         value=value,
         unit=query.work.metric,
         provenance="derived",
         route=estimate.route,
-        sources=[_source(index.by_id[pid]) for _, pid in ranked],
+        sources=_sources(index, (index.by_id[pid] for _, pid in ranked)),
         confidence=_label(score),
         confidence_score=round(score, 3),
         method=f"{prefix}derived for {query.label} on {where}: {estimate.text}{implied}{scaling_text}; "
         f"{len(estimate.rows)} rows used, {len(ranked)} cited",
     )
+    return found, not estimate.at_count
 
 
 def query_for_observation(obs: Observation) -> ThroughputQuery:
@@ -221,46 +232,21 @@ def _unit(arch: ModelArch, training: bool) -> str:
 
 
 def _measured_setting(index: ProfileIndex, model: str, variant: str, metric: str) -> str:
-    counts: dict[str, int] = {}
-    for work in index.groups_of:
-        if (work.model, work.variant, work.metric) == (model, variant, metric):
-            counts[work.setting] = counts.get(work.setting, 0) + 1
-    return min(counts, key=lambda s: (-counts[s], s)) if counts else ""
-
-
-def _numbers(setting: str) -> tuple[int, ...] | None:
-    parts = setting.split("/")
-    return tuple(int(part) for part in parts) if all(part.isdigit() for part in parts) else None
-
-
-def _cost_at(workload: ResolvedWorkload, mode: Mode, metric: str, setting: str) -> float | None:
-    """Work per unit of ``workload`` at a setting text (``"2048"``, ``"1000/1000"``, ``"0/1024"``)."""
-    arch, numbers = workload.arch, _numbers(setting)
-    if not arch.is_transformer or numbers is None:
-        return None
-    precision = WORKLOAD_PRECISION_CLASS[workload.precision]
-    if mode == "train" and len(numbers) == 1:
-        per_token = train_flops_per_token(arch, numbers[0], workload.method, workload.recompute)
-        return per_token * numbers[0] if metric == "sequences_per_s" else per_token
-    if mode == "decode" and len(numbers) == 2 and numbers[1] > 0:
-        return decode_bytes_per_token(arch, precision, workload.batch_size, numbers[0] + numbers[1] / 2)
-    if mode == "offline" and len(numbers) == 2 and numbers[1] > 0:
-        return offline_flops_per_output_token(arch, numbers[0], numbers[1])
-    if mode == "offline" and len(numbers) == 1:
-        return forward_flops(arch, numbers[0])
-    return None
+    """The setting the model was measured at for this task (the first in text order); ``""`` if none."""
+    settings = [work.setting for work in index.works_of_task.get((model, variant, metric), ())]
+    return min(settings) if settings else ""
 
 
 def _nearest_setting(index: ProfileIndex, work: WorkKey, mode: Mode) -> str | None:
     """The measured setting of the same model and task closest to ``work.setting`` (within 2×, 4× train)."""
-    wanted = _numbers(work.setting)
+    wanted = setting_numbers(work.setting)
     if wanted is None or work in index.groups_of:
         return None
     limit = math.log(4.0 if mode == "train" else 2.0)
     best: tuple[float, str] | None = None
-    for other in index.groups_of:
-        numbers = _numbers(other.setting)
-        if other[:3] != work[:3] or numbers is None or len(numbers) != len(wanted):
+    for other in index.works_of_task.get(work[:3], ()):
+        numbers = setting_numbers(other.setting)
+        if numbers is None or len(numbers) != len(wanted):
             continue
         distance = sum(abs(math.log((a + 1) / (b + 1))) for a, b in zip(wanted, numbers, strict=True))
         if distance <= limit and (best is None or (distance, other.setting) < best):
@@ -268,21 +254,28 @@ def _nearest_setting(index: ProfileIndex, work: WorkKey, mode: Mode) -> str | No
     return best[1] if best else None
 
 
-def query_for_workload(
-    workload: ResolvedWorkload,
-    gpu: GpuSpec,
-    gpu_count: int,
-    interconnect: Interconnect,
-    index: ProfileIndex,
-    *,
-    output_len: int | None = None,
-) -> ThroughputQuery:
-    """Translate a workload on ``gpu_count`` GPUs into a query (see :func:`estimate_throughput`).
+class _WorkloadTerms(NamedTuple):
+    """The part of a workload's query that does not depend on the GPU, its count or interconnect."""
 
-    When the model was measured at a nearby setting (sequence or prompt/output lengths within 2×, 4×
-    for training) but not at this one, the query asks for that setting and carries the work ratio
-    that converts its answer back (``scale``).
-    """
+    work: WorkKey
+    mode: Mode
+    precision: PrecisionClass
+    cost: float | None
+    scale: float
+    adjustment: str
+
+
+_TERMS: IndexMemo[tuple[ResolvedWorkload, int | None], _WorkloadTerms] = IndexMemo(4096)
+
+
+def _workload_terms(
+    workload: ResolvedWorkload, index: ProfileIndex, output_len: int | None
+) -> _WorkloadTerms:
+    """What a workload asks for in the index's terms (remembered per index and workload)."""
+    memo = _TERMS.of(index)
+    found = memo.get((workload, output_len))
+    if found is not None:
+        return found
     arch = workload.arch
     precision = WORKLOAD_PRECISION_CLASS[workload.precision]
     seq = workload.seq_len
@@ -308,68 +301,98 @@ def query_for_workload(
             setting = f"{seq - out}/{out}"
         elif arch.is_transformer:
             setting = str(seq)
-    if not supports_precision(gpu.gpu_id, precision):
-        raise ThroughputUnavailable(f"{gpu.name} has no {precision} tensor cores")
     if not setting:
         setting = _measured_setting(index, arch.name, variant, metric)
     work = WorkKey(arch.name, variant, metric, setting)
-    cost = _cost_at(workload, mode, metric, setting)
+    cost = work_at_setting(workload, mode, metric, setting)
     scale, adjustment = 1.0, ""
     nearest = _nearest_setting(index, work, mode)
-    near_cost = _cost_at(workload, mode, metric, nearest) if nearest else None
+    near_cost = work_at_setting(workload, mode, metric, nearest) if nearest else None
     if nearest and near_cost and cost:
         scale = near_cost / cost
         adjustment = (
             f"{arch.name} at {nearest} (measured setting nearest to {setting}) × work ratio {scale:.3f}"
         )
         work, cost = work._replace(setting=nearest), near_cost
+    found = _WorkloadTerms(work, mode, precision, cost, scale, adjustment)
+    memo[workload, output_len] = found
+    return found
+
+
+def query_for_workload(
+    workload: ResolvedWorkload,
+    gpu: GpuSpec,
+    gpu_count: int,
+    interconnect: Interconnect,
+    index: ProfileIndex,
+    *,
+    output_len: int | None = None,
+) -> ThroughputQuery:
+    """Translate a workload on ``gpu_count`` GPUs into a query (see :func:`estimate_throughput`).
+
+    When the model was measured at a nearby setting (sequence or prompt/output lengths within 2×, 4×
+    for training) but not at this one, the query asks for that setting and carries the work ratio
+    that converts its answer back (``scale``).
+    """
+    terms = _workload_terms(workload, index, output_len)
+    if not supports_precision(gpu.gpu_id, terms.precision):
+        raise ThroughputUnavailable(f"{gpu.name} has no {terms.precision} tensor cores")
     return ThroughputQuery(
-        work=work,
-        hardware=HardwareKey(gpu.gpu_id, precision),
+        work=terms.work,
+        hardware=HardwareKey(gpu.gpu_id, terms.precision),
         gpu_count=gpu_count,
         interconnect=interconnect,
-        mode=mode,
-        label=arch.name,
-        arch=arch,
-        cost=cost,
-        scale=scale,
-        adjustment=adjustment,
+        mode=terms.mode,
+        label=workload.arch.name,
+        arch=workload.arch,
+        cost=terms.cost,
+        scale=terms.scale,
+        adjustment=terms.adjustment,
     )
 
 
-_MEMO: weakref.WeakKeyDictionary[
-    ProfileIndex, dict[tuple[ThroughputQuery, bool], ThroughputEstimate | None]
-] = weakref.WeakKeyDictionary()
+_ESTIMATES: IndexMemo[tuple[ThroughputQuery, bool], tuple[ThroughputEstimate | None]] = IndexMemo(_MEMO_LIMIT)
 
 
 def _memo_estimate(query: ThroughputQuery, index: ProfileIndex, at_count: bool) -> ThroughputEstimate | None:
     """:func:`estimate_query` with nothing left out, remembered per index; ``None`` when unavailable."""
-    memo = _MEMO.setdefault(index, {})
-    if len(memo) > _MEMO_LIMIT:
-        memo.clear()
-    key = (query, at_count)
-    if key not in memo:
-        try:
-            memo[key] = estimate_query(query, index, at_count=at_count)
-        except ThroughputUnavailable:
-            memo[key] = None
-    return memo[key]
+    memo = _ESTIMATES.of(index)
+    hit = memo.get((query, at_count))
+    if hit is not None:
+        return hit[0]
+    base_too = True  # nothing at the count means no base either
+    try:
+        found, base_too = _estimate(query, index, frozenset(), ALL_ROUTES, at_count)
+    except ThroughputUnavailable:
+        found = None
+    memo[query, at_count] = (found,)
+    if at_count and base_too:
+        memo[query, False] = (found,)
+    return found
+
+
+_SETUPS: IndexMemo[tuple[HardwareKey, int, Interconnect], list[tuple[int, Interconnect]]] = IndexMemo(
+    _MEMO_LIMIT
+)
 
 
 def _weaker_setups(query: ThroughputQuery, index: ProfileIndex) -> list[tuple[int, Interconnect]]:
     """Measured setups of this GPU and precision with no more GPUs and no better interconnect than
     the query's (one GPU always included), the query's own setup left out."""
-    rank = INTERCONNECT_RANK[query.interconnect]
-    found: set[tuple[int, Interconnect]] = {(1, "none")}
-    for _group, setup in index.per_setup.work_on:
-        if (
-            (setup.gpu_id, setup.precision) == query.hardware
-            and 1 < setup.gpu_count <= query.gpu_count
-            and INTERCONNECT_RANK[setup.interconnect] <= rank
-        ):
-            found.add((setup.gpu_count, setup.interconnect))
-    found.discard((query.gpu_count, query.interconnect))
-    return sorted(found)
+    memo = _SETUPS.of(index)
+    key = (query.hardware, query.gpu_count, query.interconnect)
+    found = memo.get(key)
+    if found is None:
+        rank = INTERCONNECT_RANK[query.interconnect]
+        weaker = {
+            (count, interconnect)
+            for count, interconnect in index.setups_of.get(query.hardware, ())
+            if count <= query.gpu_count and INTERCONNECT_RANK[interconnect] <= rank
+        }
+        weaker.add((1, "none"))
+        weaker.discard((query.gpu_count, query.interconnect))
+        found = memo[key] = sorted(weaker)
+    return found
 
 
 def estimate_at_least(query: ThroughputQuery, index: ProfileIndex) -> ThroughputEstimate:
@@ -386,23 +409,26 @@ def estimate_at_least(query: ThroughputQuery, index: ProfileIndex) -> Throughput
         if raw is None:
             return estimate_query(query, index)  # raises ThroughputUnavailable with its reason
         return raw
-    candidates = [c for c in (raw, _memo_estimate(query, index, False)) if c is not None]
+    best: ThroughputEstimate | None = None
+    for candidate in (raw, _memo_estimate(query, index, False)):
+        if candidate is not None and (best is None or candidate.value > best.value):
+            best = candidate
+    weaker: tuple[int, Interconnect] | None = None  # the setup of ``best`` when it is a weaker one
     for count, interconnect in _weaker_setups(query, index):
         smaller = _memo_estimate(
             msgspec.structs.replace(query, gpu_count=count, interconnect=interconnect), index, True
         )
-        if smaller is not None:
-            candidates.append(
-                msgspec.structs.replace(
-                    smaller,
-                    provenance="derived",
-                    method=f"at least what {count} of the {query.gpu_count} GPUs ({interconnect}) achieve: "
-                    f"{smaller.method}",
-                )
-            )
-    if not candidates:
+        if smaller is not None and (best is None or smaller.value > best.value):
+            best, weaker = smaller, (count, interconnect)
+    if best is None:
         return estimate_query(query, index)
-    return max(candidates, key=lambda estimate: estimate.value)
+    if weaker is None:
+        return best
+    return msgspec.structs.replace(
+        best,
+        provenance="derived",
+        method=f"at least what {weaker[0]} of the {query.gpu_count} GPUs ({weaker[1]}) achieve: {best.method}",
+    )
 
 
 @functools.lru_cache(maxsize=4)

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Final, Literal
+from typing import Final, Literal, NamedTuple
 
 import msgspec
 
-from solver.calibration import ProfileIndex, TwoWayTable
+from solver.calibration import Cell, IndexMemo, ProfileIndex, TwoWayTable
 from solver.gpus import GpuSpec, Interconnect
 from solver.models import ModelArch, active_params
 from solver.observations import (
@@ -92,11 +92,53 @@ class RouteEstimate(msgspec.Struct, frozen=True, kw_only=True):
     paths: int
     """How many independent estimates the route combined."""
     rows: list[tuple[float, int]]
-    """``(weight, profile_id)`` of every row used."""
+    """``(weight, profile_id)`` of every row used, weightiest first (ties by profile id)."""
     text: str
     at_count: bool = False
     """Whether ``log_value`` is already at the query's GPU count (else it is a 1-GPU equivalent)."""
     cross_precision: bool = False
+
+
+# Bounds of the per-index caches below: a plan asks for about 50 (work, hardware) fallbacks of one
+# work; an entry of either of the two large caches holds a few hundred rows or cells (10-30 kB).
+_FALLBACKS_LIMIT: Final = 2048
+_CANDIDATES_LIMIT: Final = 256
+_SMALL_LIMIT: Final = 4096
+_Fallback = tuple[WorkKey, HardwareKey, Mode, ModelArch | None, float | None, str | None, frozenset[Route]]
+_FALLBACKS: IndexMemo[_Fallback, tuple[RouteEstimate | None]] = IndexMemo(_FALLBACKS_LIMIT)
+_SHIFTS: IndexMemo[tuple[Mode, PrecisionClass, PrecisionClass], tuple[float, str]] = IndexMemo(_SMALL_LIMIT)
+_SPECS: IndexMemo[tuple[bool, str], dict[str, tuple[float, bool] | None]] = IndexMemo(_SMALL_LIMIT)
+
+
+class _Candidate(NamedTuple):
+    """A ``per_gpu`` cell the transfer routes may use for a work, with its GPU-independent terms."""
+
+    cell: Cell
+    gpu_id: str
+    precision: PrecisionClass
+    generation: str | None
+    cost_ratio: float
+    similarity: float
+    value: float | None
+    """The cell's log value with nothing left out (:meth:`ProfileIndex.value`), and its rows."""
+    used: tuple[int, ...]
+
+
+class _Candidates(NamedTuple):
+    """The candidates of one work in table order: all of them, by GPU and by precision."""
+
+    everything: list[_Candidate]
+    by_gpu: dict[str, list[_Candidate]]
+    by_precision: dict[PrecisionClass, list[_Candidate]]
+
+
+_CandidateKey = tuple[Mode, WorkKey, float | None, ModelArch | None]
+_CANDIDATES: IndexMemo[_CandidateKey, _Candidates] = IndexMemo(_CANDIDATES_LIMIT)
+
+
+def _ranked(rows: dict[int, float]) -> list[tuple[float, int]]:
+    """``(weight, profile_id)`` pairs, weightiest first (ties by profile id)."""
+    return [(-negative, pid) for negative, pid in sorted((-weight, pid) for pid, weight in rows.items())]
 
 
 def _groups(query: ThroughputQuery, index: ProfileIndex, work: WorkKey) -> list[str]:
@@ -118,6 +160,7 @@ def _same_cell(query: ThroughputQuery, index: ProfileIndex, exclude: frozenset[i
             rows.extend((1.0, pid) for pid in used)
     if not found:
         return None
+    rows.sort(key=lambda item: item[1])  # all weights are 1
     text = f"same work on {query.hardware.gpu_id} at other GPU counts (1-GPU equivalent of {len(rows)} rows)"
     return RouteEstimate(
         log_value=weighted_median(found), route="same_cell", paths=len(rows), rows=rows, text=text
@@ -160,6 +203,8 @@ def _two_way[K](
     rows: dict[int, float] = {}
     for group in _groups(query, index, query.work):
         others = table.work_on.get((group, target), [])
+        if not others:
+            continue  # no bridge work: no path through this group
         for hardware in table.hardware_of.get((group, query.work), []):
             if hardware == target:
                 continue
@@ -185,12 +230,11 @@ def _two_way[K](
         f"two-way (work × {'GPU setup' if at_count else 'GPU'}) transfer within the source, "
         f"weighted median of {len(paths)} paths"
     )
-    ranked = [(w, pid) for pid, w in rows.items()]
     return RouteEstimate(
         log_value=weighted_median(paths),
         route="two_way",
         paths=len(paths),
-        rows=ranked,
+        rows=_ranked(rows),
         text=text,
         at_count=at_count,
     )
@@ -211,9 +255,12 @@ def _precision_shift(
     index: ProfileIndex, mode: Mode, mine: PrecisionClass, theirs: PrecisionClass, exclude: frozenset[int]
 ) -> tuple[float, str]:
     """Log speed ratio of precision ``mine`` over ``theirs``, from works measured at both, else nominal."""
+    memo = _SHIFTS.of(index) if not exclude else None
+    if memo is not None and (hit := memo.get((mode, mine, theirs))) is not None:
+        return hit
     diffs: list[tuple[float, float]] = []
-    for (group, work, hardware), members in index.per_gpu.cells.items():
-        if hardware.precision != theirs or members[0].mode != mode:
+    for (group, work, hardware), _first in index.cells_of_mode.get(mode, ()):
+        if hardware.precision != theirs:
             continue
         twin = (group, work, HardwareKey(hardware.gpu_id, mine))
         if twin not in index.per_gpu.cells:
@@ -223,9 +270,49 @@ def _precision_shift(
         if a is not None and b is not None:
             diffs.append((a - b, 1.0))
     if diffs:
-        return weighted_median(diffs), f"{mine}/{theirs} speed from {len(diffs)} works measured at both"
-    ratio = NOMINAL_PRECISION_SPEED[mine] / NOMINAL_PRECISION_SPEED[theirs]
-    return math.log(ratio), f"{mine}/{theirs} nominal speed ratio {ratio:g}"
+        result = weighted_median(diffs), f"{mine}/{theirs} speed from {len(diffs)} works measured at both"
+    else:
+        ratio = NOMINAL_PRECISION_SPEED[mine] / NOMINAL_PRECISION_SPEED[theirs]
+        result = math.log(ratio), f"{mine}/{theirs} nominal speed ratio {ratio:g}"
+    if memo is not None:
+        memo[mode, mine, theirs] = result
+    return result
+
+
+def _candidates(query: ThroughputQuery, index: ProfileIndex) -> _Candidates:
+    """The cells of the query's mode a transfer can use, in table order.
+
+    They depend only on the work (its mode, cost and architecture), so they are computed once per
+    index and work: a cell of the same work, or of any work with a known cost when the query has one.
+    """
+    key = (query.mode, query.work, query.cost, query.arch)
+    memo = _CANDIDATES.of(index)
+    found = memo.get(key)
+    if found is not None:
+        return found
+    found = _Candidates([], {}, {})
+    for cell, first in index.cells_of_mode.get(query.mode, ()):
+        _group, work, hardware = cell
+        if work == query.work:
+            cost_ratio = 0.0
+        elif query.cost is not None and first.cost is not None:
+            cost_ratio = math.log(first.cost / query.cost)
+        else:
+            continue
+        candidate = _Candidate(
+            cell,
+            hardware.gpu_id,
+            hardware.precision,
+            gpu_generation(hardware.gpu_id),
+            cost_ratio,
+            _similarity(query, first, cost_ratio),
+            *index.value(index.per_gpu, cell),
+        )
+        found.everything.append(candidate)
+        found.by_gpu.setdefault(hardware.gpu_id, []).append(candidate)
+        found.by_precision.setdefault(hardware.precision, []).append(candidate)
+    memo[key] = found
+    return found
 
 
 def _transfer(
@@ -244,48 +331,52 @@ def _transfer(
     """
     if query.cost is None and same_gpu:
         return None
-    target = index.gpus.get(query.hardware.gpu_id)
+    target_id, precision = query.hardware
+    found = _candidates(query, index)
+    if same_gpu:
+        candidates = found.by_gpu.get(target_id, [])
+    elif query.mode == "decode" or cross_precision:
+        candidates = found.everything
+    else:  # the other precisions would be skipped
+        candidates = found.by_precision.get(precision, [])
+    specs = None if same_gpu else _spec_ratios(index, query.mode == "decode", target_id)
+    generation = gpu_generation(target_id)
     shifts: dict[PrecisionClass, tuple[float, str]] = {}
     proxy = False
     paths: list[tuple[float, float]] = []
     rows: dict[int, float] = {}
-    for cell, members in index.per_gpu.cells.items():
-        group, work, hardware = cell
-        first = members[0]
-        if first.mode != query.mode or (hardware.gpu_id == query.hardware.gpu_id) != same_gpu:
+    for candidate in candidates:
+        if not same_gpu and candidate.gpu_id == target_id:
             continue
-        if work == query.work:
-            cost_ratio = 0.0
-        elif query.cost is not None and first.cost is not None:
-            cost_ratio = math.log(first.cost / query.cost)
-        else:
-            continue
-        shift, weight = 0.0, _similarity(query, first, cost_ratio)
-        if hardware.precision != query.hardware.precision:
+        shift, weight = 0.0, candidate.similarity
+        if candidate.precision != precision:
             if query.mode == "decode":
                 weight *= 0.5
             elif not cross_precision:
                 continue
             else:
-                if hardware.precision not in shifts:
-                    shifts[hardware.precision] = _precision_shift(
-                        index, query.mode, query.hardware.precision, hardware.precision, exclude
+                if candidate.precision not in shifts:
+                    shifts[candidate.precision] = _precision_shift(
+                        index, query.mode, precision, candidate.precision, exclude
                     )
-                shift = shifts[hardware.precision][0]
-        ratio = (0.0, False) if same_gpu else _spec_ratio(query.mode, target, index.gpus.get(hardware.gpu_id))
+                shift = shifts[candidate.precision][0]
+        ratio = (0.0, False) if specs is None else specs.get(candidate.gpu_id)
         if ratio is None:
             continue
         spec, proxied = ratio
         if proxied:
             weight *= 0.25
             proxy = True
-        value, used = index.value(index.per_gpu, cell, exclude)
+        if exclude:
+            value, used = index.value(index.per_gpu, candidate.cell, exclude)
+        else:
+            value, used = candidate.value, candidate.used
         if value is None:
             continue
-        weight *= 2.0 if group == query.group else 1.0
+        weight *= 2.0 if candidate.cell[0] == query.group else 1.0
         if not same_gpu:
-            weight *= 3.0 if _generation_match(hardware.gpu_id, query.hardware.gpu_id) else 1.0
-        paths.append((value + cost_ratio + spec + shift, weight))
+            weight *= 3.0 if generation is not None and candidate.generation == generation else 1.0
+        paths.append((value + candidate.cost_ratio + spec + shift, weight))
         for pid in used:
             rows[pid] = rows.get(pid, 0.0) + weight
     if not paths:
@@ -293,7 +384,7 @@ def _transfer(
     unit = "byte/s (bandwidth efficiency)" if query.mode == "decode" else "FLOP/s (MFU)"
     if same_gpu:
         route: Route = "physics"
-        text = f"achieved {unit} of {len(paths)} measured cells on {query.hardware.gpu_id} ÷ work per unit"
+        text = f"achieved {unit} of {len(paths)} measured cells on {target_id} ÷ work per unit"
     else:
         route = "spec_ratio"
         spec_name = "memory bandwidth" if query.mode == "decode" else "bf16 dense TFLOPS"
@@ -302,12 +393,11 @@ def _transfer(
         text += " (memory bandwidth ratio where bf16 TFLOPS are unknown)"
     if shifts:
         text += "; other precisions converted by " + ", ".join(note for _, note in shifts.values())
-    ranked = [(w, pid) for pid, w in rows.items()]
     return RouteEstimate(
         log_value=weighted_median(paths),
         route=route,
         paths=len(paths),
-        rows=ranked,
+        rows=_ranked(rows),
         text=text,
         cross_precision=bool(shifts),
     )
@@ -322,6 +412,18 @@ def _spec_ratio(mode: Mode, target: GpuSpec | None, other: GpuSpec | None) -> tu
     if target.memory_bandwidth_tbps and other.memory_bandwidth_tbps:
         return math.log(target.memory_bandwidth_tbps / other.memory_bandwidth_tbps), mode != "decode"
     return None
+
+
+def _spec_ratios(index: ProfileIndex, decode: bool, target_id: str) -> dict[str, tuple[float, bool] | None]:
+    """:func:`_spec_ratio` of ``target_id`` over every GPU of the index (computed once per index)."""
+    memo = _SPECS.of(index)
+    hit = memo.get((decode, target_id))
+    if hit is None:
+        mode: Mode = "decode" if decode else "train"
+        target = index.gpus.get(target_id)
+        hit = {gpu_id: _spec_ratio(mode, target, other) for gpu_id, other in index.gpus.items()}
+        memo[decode, target_id] = hit
+    return hit
 
 
 def measured_rows(query: ThroughputQuery, index: ProfileIndex, exclude: frozenset[int]) -> list[Observation]:
@@ -370,15 +472,26 @@ def derive(
         found = _two_way(query, index, exclude, index.per_setup, _setup(query), _setup_weight)
         if found is not None:
             return found
-    return (
-        cell
-        or (
-            "two_way" in routes
-            and _two_way(query, index, exclude, index.per_gpu, query.hardware, _gpu_weight)
-        )
+    return cell or _fallback(query, index, exclude, routes)
+
+
+def _fallback(
+    query: ThroughputQuery, index: ProfileIndex, exclude: frozenset[int], routes: frozenset[Route]
+) -> RouteEstimate | None:
+    """Routes 4-7 of :func:`derive` (first with data); they do not depend on the GPU count or
+    interconnect, so with nothing left out the answer is remembered per work and hardware."""
+    key = (query.work, query.hardware, query.mode, query.arch, query.cost, query.group, routes)
+    memo = None if exclude else _FALLBACKS.of(index)
+    if memo is not None and (hit := memo.get(key)) is not None:
+        return hit[0]
+    found = (
+        ("two_way" in routes and _two_way(query, index, exclude, index.per_gpu, query.hardware, _gpu_weight))
         or ("physics" in routes and _transfer(query, index, exclude, same_gpu=True))
         or ("spec_ratio" in routes and _transfer(query, index, exclude, same_gpu=False))
         or ("physics" in routes and _transfer(query, index, exclude, same_gpu=True, cross_precision=True))
         or ("spec_ratio" in routes and _transfer(query, index, exclude, same_gpu=False, cross_precision=True))
         or None
     )
+    if memo is not None:
+        memo[key] = (found,)
+    return found

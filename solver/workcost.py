@@ -22,19 +22,24 @@ width ``d = heads × head_dim`` and ``T`` tokens per sequence:
 
 from __future__ import annotations
 
+import functools
 from typing import Final, Literal
 
 from solver.models import ModelArch, active_params
+from solver.workload import ResolvedWorkload
 
 __all__ = [
     "BYTES_PER_PARAM",
     "QLORA_DEQUANT_EFFICIENCY",
+    "WORKLOAD_PRECISION_CLASS",
     "PrecisionClass",
     "decode_bytes_per_token",
     "forward_flops",
     "offline_flops_per_output_token",
     "prefill_flops_per_token",
+    "setting_numbers",
     "train_flops_per_token",
+    "work_at_setting",
 ]
 
 PrecisionClass = Literal["fp32", "bf16", "fp8", "int8", "int4", "fp4"]
@@ -50,6 +55,17 @@ BYTES_PER_PARAM: Final[dict[str, float]] = {
     "fp4": 4.5 / 8,
 }
 _KV_BYTES: Final[dict[str, float]] = {"fp8": 1.0, "fp4": 1.0}  # FP8 KV cache with FP8/FP4 engines; else 2
+
+WORKLOAD_PRECISION_CLASS: Final[dict[str, PrecisionClass]] = {
+    "fp32": "fp32",
+    "bf16": "bf16",
+    "fp16": "bf16",
+    "fp8": "fp8",
+    "int8": "int8",
+    "int4": "int4",
+    "nf4": "int4",
+}
+"""A workload's precision → speed class."""
 
 QLORA_DEQUANT_EFFICIENCY: Final = 0.75
 """Share of 16-bit LoRA speed QLoRA keeps (bitsandbytes NF4 dequantisation; reports range 0.6–0.85)."""
@@ -92,3 +108,29 @@ def decode_bytes_per_token(arch: ModelArch, precision: PrecisionClass, batch: in
     weights = params * BYTES_PER_PARAM[precision]
     kv_per_token = arch.layers * arch.kv_elements_per_token_layer * _KV_BYTES.get(precision, 2.0)
     return (weights + batch * kv_per_token * context) / batch
+
+
+@functools.lru_cache(maxsize=4096)
+def setting_numbers(setting: str) -> tuple[int, ...] | None:
+    """The lengths in a setting text (``"2048"`` → ``(2048,)``, ``"0/1024"`` → ``(0, 1024)``), if numeric."""
+    parts = setting.split("/")
+    return tuple(int(part) for part in parts) if all(part.isdigit() for part in parts) else None
+
+
+def work_at_setting(workload: ResolvedWorkload, mode: str, metric: str, setting: str) -> float | None:
+    """Work per unit of ``workload`` in ``mode`` (``train``, ``decode`` or ``offline``) at a setting text
+    (``"2048"``, ``"1000/1000"``, ``"0/1024"``); ``None`` outside the formulas."""
+    arch, numbers = workload.arch, setting_numbers(setting)
+    if not arch.is_transformer or numbers is None:
+        return None
+    precision = WORKLOAD_PRECISION_CLASS[workload.precision]
+    if mode == "train" and len(numbers) == 1:
+        per_token = train_flops_per_token(arch, numbers[0], workload.method, workload.recompute)
+        return per_token * numbers[0] if metric == "sequences_per_s" else per_token
+    if mode == "decode" and len(numbers) == 2 and numbers[1] > 0:
+        return decode_bytes_per_token(arch, precision, workload.batch_size, numbers[0] + numbers[1] / 2)
+    if mode == "offline" and len(numbers) == 2 and numbers[1] > 0:
+        return offline_flops_per_output_token(arch, numbers[0], numbers[1])
+    if mode == "offline" and len(numbers) == 1:
+        return forward_flops(arch, numbers[0])
+    return None

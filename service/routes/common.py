@@ -65,7 +65,9 @@ async def reject_unknown_query_params(request: Request[Any, Any, Any]) -> None:
     for key in request.query_params:
         if key not in allowed:
             expected = ", ".join(sorted(allowed)) or "none"
-            raise InvalidParameter(key, f"unknown query parameter; this endpoint accepts: {expected}")
+            raise InvalidParameter(
+                key or "query", f"unknown query parameter {key!r}; this endpoint accepts: {expected}"
+            )
 
 
 def allow_header_handler(path: str) -> HTTPRouteHandler:

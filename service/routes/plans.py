@@ -10,7 +10,7 @@ from litestar import Response, get, post
 from litestar.datastructures import State
 from litestar.params import JSONBody, PathParameter
 
-from service.plan_schemas import PlanOut
+from service.plan_schemas import PlanOut, ServingPlanOut
 from service.plans import PlanService
 from service.routes.common import problem_responses
 from solver.plan_spec import PlanRequest
@@ -43,7 +43,9 @@ def plan_service_from(state: State) -> PlanService:
     status_code=201,
     responses=problem_responses(400, 422),
 )
-async def create_plan_handler(state: State, data: JSONBody[PlanRequest]) -> Response[PlanOut]:
+async def create_plan_handler(
+    state: State, data: JSONBody[PlanRequest]
+) -> Response[PlanOut | ServingPlanOut]:
     """Choose GPU type, count, offer and layout that finish the work at the lowest cost (or soonest)
     within the constraints, explain the choice, store the plan. 422 when nothing can run it: the body
     says, per GPU type, why."""
@@ -62,6 +64,6 @@ async def create_plan_handler(state: State, data: JSONBody[PlanRequest]) -> Resp
 def get_plan_handler(
     state: State,
     plan_id: Annotated[str, PathParameter(description="The id POST /v1/plans returned", max_length=100)],
-) -> PlanOut:
+) -> PlanOut | ServingPlanOut:
     """A stored plan, exactly as it was returned."""
     return plan_service_from(state).get(plan_id)

@@ -126,7 +126,6 @@ def test_tight_budget_is_422_naming_the_budget(client: Client) -> None:
         ({**LORA_8B, "constraints": {"deadline_hours": -1}}, "constraints.deadline_hours"),
         ({**LORA_8B, "acquisition": "borrow"}, "acquisition"),
         ({**LORA_8B, "gpu_count": 8}, "gpu_count"),
-        ({**LORA_8B, "kind": "serving"}, "kind"),
         ({**LORA_8B, "model": {"name": "Lama 3"}}, "model.name"),
     ],
 )

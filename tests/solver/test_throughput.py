@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from service.seed_files import read_seed_catalog
-from solver.calibration import ProfileIndex
+from solver.calibration import IndexMemo, ProfileIndex
 from solver.errors import InvalidWorkload, SolverError, ThroughputUnavailable
 from solver.gpus import INTERCONNECT_RANK, GpuSpec, Interconnect
 from solver.observations import Observation, precision_class, setup_of
@@ -251,6 +251,45 @@ def test_estimates_are_deterministic_and_cached_by_content() -> None:
         workload, gpus["l40s"], 4, "pcie", profiles, gpus, index=ProfileIndex(profiles, gpus)
     )
     assert msgspec.json.encode(first) == msgspec.json.encode(again) == msgspec.json.encode(fresh)
+
+
+def test_remembered_answers_match_fresh_ones_in_any_order() -> None:
+    """The per-index caches change no answer: a warm index and a fresh one asked in reverse order agree."""
+    profiles, gpus = _catalog()
+    classes: tuple[Interconnect, ...] = ("none", "pcie", "nvswitch")
+    calls = [
+        (resolve_workload(msgspec.convert({"gpu_count": fields.get("tp", 1), **fields}, Workload)), *setup)
+        for fields in WORKLOADS
+        for setup in itertools.product(("h100-sxm", "l40s", "b200", "v100-16gb"), (1, 2, 4, 8), classes)
+    ]
+
+    def answers(index: ProfileIndex, order: list[int]) -> dict[int, bytes]:
+        found: dict[int, bytes] = {}
+        for i in order:
+            workload, gpu_id, count, interconnect = calls[i]
+            try:
+                estimate = estimate_throughput(
+                    workload, gpus[gpu_id], count, interconnect, profiles, gpus, index=index
+                )
+                found[i] = msgspec.json.encode(estimate)
+            except SolverError as error:
+                found[i] = repr(error).encode()
+        return found
+
+    forward = list(range(len(calls)))
+    warm = answers(_index(), forward)
+    assert answers(_index(), forward) == warm
+    assert answers(ProfileIndex(profiles, gpus), forward[::-1]) == warm
+
+
+def test_index_memo_is_per_index_and_bounded() -> None:
+    profiles, gpus = _catalog()
+    memo: IndexMemo[int, str] = IndexMemo(limit=2)
+    first, second = ProfileIndex(profiles[:50], gpus), ProfileIndex(profiles[:50], gpus)
+    memo.of(first).update({1: "a", 2: "b"})
+    assert memo.of(first) == {1: "a", 2: "b"} and memo.of(second) == {}
+    memo.of(first)[3] = "c"
+    assert memo.of(first) == {}  # emptied once past the limit
 
 
 # --- leave-one-out over the shipped measured rows ---------------------------------------------------

@@ -1,0 +1,215 @@
+"""Serving-capacity profiles uploaded by operators (POST /v1/profiles): parse, validate, replace.
+
+Columns (CSV header, or JSON objects in a list or ``{"profiles": [...]}``): ``model`` (a catalog model
+name or alias), ``gpu`` (an id, name or unambiguous alias), ``tp`` (default 1), ``input_len_lo_excl``,
+``input_len_hi_incl``, ``output_len_lo_excl``, ``output_len_hi_incl`` (the bucket: lengths in
+``(lo, hi]``), ``max_requests_per_s`` (one replica's capacity at the SLO), ``slo`` (free text, e.g.
+``"p99 ttft<=500ms tpot<=50ms"``), ``source`` (where the numbers come from; required). A sheet with
+any problem is rejected whole, with every problem and its line. An accepted sheet replaces the rows
+previously uploaded under the same ``source`` name; the shipped Mélange rows are never replaced.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any, Literal
+
+import msgspec
+
+from pricing.cells import cell_count, cell_float, cell_text
+from pricing.errors import SheetRowError
+from pricing.offers import SheetProblem
+from service.bulk import insert_rows
+from service.errors import InvalidParameter
+from service.gpu_lookup import resolve_gpu_names
+from service.store import CatalogSnapshot, Store
+from solver.errors import UnknownModel
+from solver.models import lookup_model
+from solver.profiles import ServingProfile
+
+__all__ = ["ProfileUploadReport", "import_serving_profiles"]
+
+_REQUIRED = (
+    "model",
+    "gpu",
+    "input_len_lo_excl",
+    "input_len_hi_incl",
+    "output_len_lo_excl",
+    "output_len_hi_incl",
+    "max_requests_per_s",
+    "source",
+)
+
+
+class ProfileUploadReport(msgspec.Struct, kw_only=True):
+    source: str
+    result: Literal["ok", "rejected"]
+    rows: int
+    accepted_rows: int
+    replaced_rows: int
+    problems: list[SheetProblem]
+
+
+def _rows(
+    body: bytes, fmt: Literal["csv", "json"], file: str
+) -> tuple[list[tuple[int, dict[str, Any]]], list[SheetProblem]]:
+    def whole(reason: str) -> tuple[list[tuple[int, dict[str, Any]]], list[SheetProblem]]:
+        return [], [SheetProblem(file=file, line=0, column=None, value=None, reason=reason)]
+
+    try:
+        text = body.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return whole(f"not UTF-8 text: {exc}")
+    if fmt == "json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            return whole(f"not valid JSON: {exc}")
+        items = data.get("profiles") if isinstance(data, dict) else data
+        if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+            return whole('expected a list of objects, or {"profiles": [...]}')
+        rows = [(i + 1, item) for i, item in enumerate(items)]
+        columns = set().union(*(i.keys() for i in items)) if items else set()
+    else:
+        reader = csv.DictReader(io.StringIO(text))
+        try:
+            rows = [(i + 2, dict(r)) for i, r in enumerate(reader)]
+        except csv.Error as exc:
+            return whole(f"not valid CSV: {exc}")
+        columns = set(reader.fieldnames or [])
+    if not rows:
+        return whole("no rows")
+    missing = [c for c in _REQUIRED if c not in columns]
+    if missing:
+        return whole(f"missing required column(s): {', '.join(missing)}")
+    return rows, []
+
+
+def _parse(row: dict[str, Any], snapshot: CatalogSnapshot, serving_id: int) -> ServingProfile:
+    name = cell_text(row, "model", required=True)
+    try:
+        model = lookup_model(name).name
+    except UnknownModel as exc:
+        raise SheetRowError("model", exc.message) from None
+    gpu_name = cell_text(row, "gpu", required=True)
+    try:
+        ids = resolve_gpu_names(snapshot, gpu_name)
+    except InvalidParameter as exc:
+        raise SheetRowError("gpu", exc.message) from None
+    if len(ids) > 1:
+        raise SheetRowError("gpu", f"{gpu_name!r} names several GPUs ({', '.join(ids)}); name one")
+    edges = {}
+    for column in ("input_len_lo_excl", "input_len_hi_incl", "output_len_lo_excl", "output_len_hi_incl"):
+        value = cell_float(row, column, required=True)
+        if value is None or value != int(value):
+            raise SheetRowError(column, "must be a whole number of tokens")
+        edges[column] = int(value)
+    for lo, hi in (("input_len_lo_excl", "input_len_hi_incl"), ("output_len_lo_excl", "output_len_hi_incl")):
+        if edges[lo] >= edges[hi]:
+            raise SheetRowError(hi, f"must be above {lo} ({edges[lo]})")
+    rate = cell_float(row, "max_requests_per_s", positive=True, required=True)
+    assert rate is not None
+    return ServingProfile(
+        serving_id=serving_id,
+        model=model,
+        gpu_id=ids[0],
+        tp=cell_count(row, "tp", default=1),
+        max_requests_per_s=rate,
+        slo=cell_text(row, "slo") or None,
+        hourly_cost_usd=None,
+        in_grid=True,
+        source=cell_text(row, "source", required=True),
+        **edges,
+    )
+
+
+def import_serving_profiles(
+    store: Store, *, source: str, fmt: Literal["csv", "json"], body: bytes
+) -> ProfileUploadReport:
+    """Validate and (if clean) replace the rows of ``source`` in one transaction."""
+    snapshot = store.snapshot
+    rows, problems = _rows(body, fmt, f"{source}.{fmt}")
+    parsed: list[ServingProfile] = []
+    seen: dict[tuple[object, ...], int] = {}
+    start = max((p.serving_id for p in snapshot.serving), default=0) + 1
+    for line, row in rows:
+        try:
+            profile = _parse(row, snapshot, start + len(parsed))
+        except SheetRowError as exc:
+            value = row.get(exc.column) if exc.column else None
+            problems.append(
+                SheetProblem(
+                    file=f"{source}.{fmt}",
+                    line=line,
+                    column=exc.column,
+                    value=None if value is None else str(value),
+                    reason=exc.reason,
+                )
+            )
+            continue
+        key = (
+            profile.model,
+            profile.gpu_id,
+            profile.tp,
+            profile.input_len_lo_excl,
+            profile.input_len_hi_incl,
+            profile.output_len_lo_excl,
+            profile.output_len_hi_incl,
+            profile.slo,
+        )
+        if key in seen:
+            problems.append(
+                SheetProblem(
+                    file=f"{source}.{fmt}",
+                    line=line,
+                    column=None,
+                    value=None,
+                    reason=f"duplicate bucket of line {seen[key]}",
+                )
+            )
+            continue
+        seen[key] = line
+        parsed.append(profile)
+    report = ProfileUploadReport(
+        source=source,
+        result="rejected",
+        rows=len(rows),
+        accepted_rows=len(parsed),
+        replaced_rows=0,
+        problems=problems,
+    )
+    if problems:
+        return report
+    with store.cursor() as cur:
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            counted = cur.execute(
+                "SELECT count(*) FROM serving_profiles WHERE upload_source = ?", [source]
+            ).fetchone()
+            cur.execute("DELETE FROM serving_profiles WHERE upload_source = ?", [source])
+            first = cur.execute("SELECT coalesce(max(serving_id), 0) + 1 FROM serving_profiles").fetchone()
+            base = int(first[0]) if first else 1
+            names = {g: snapshot.gpus[g].name for g in snapshot.gpus}
+            fields = ServingProfile.__struct_fields__
+            insert_rows(
+                cur,
+                "serving_profiles",
+                (*fields, "gpu_name", "upload_source"),
+                [
+                    (
+                        *msgspec.structs.astuple(msgspec.structs.replace(p, serving_id=base + i)),
+                        names[p.gpu_id],
+                        source,
+                    )
+                    for i, p in enumerate(parsed)
+                ],
+            )
+            cur.execute("COMMIT")
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+    store.refresh_snapshot()
+    report.result, report.replaced_rows = "ok", int(counted[0]) if counted else 0
+    return report

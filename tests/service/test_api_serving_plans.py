@@ -1,0 +1,122 @@
+"""Serving fleets through POST /v1/plans (kind serving) and serving-profile uploads."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from litestar.testing import TestClient
+
+from service.app import create_app
+from service.settings import Settings
+from service.store import Store
+
+Client = TestClient[Any]
+MIX = [
+    {"input_tokens": 20, "output_tokens": 20, "share": 0.5},
+    {"input_tokens": 800, "output_tokens": 1500, "share": 0.5},
+]
+SERVING = {
+    "kind": "serving",
+    "model": {"name": "Llama-2-7b"},
+    "requests_per_s": 20,
+    "request_mix": MIX,
+    "hours": 100,
+}
+
+
+def test_fleet_plan_is_costed_and_stored(client: Client) -> None:
+    response = client.post("/v1/plans", json=SERVING)
+    assert response.status_code == 201, response.text
+    plan = response.json()
+    assert plan["plan_type"] == "serving"
+    replicas = plan["choice"]["replicas"]
+    assert replicas and all(r["replicas"] >= 1 and r["load"] <= 0.85 + 1e-6 for r in replicas)
+    assert plan["cost"]["usd_per_hour"] == pytest.approx(sum(r["usd_per_hour"] for r in replicas))
+    assert plan["cost"]["total_usd"] == pytest.approx(plan["cost"]["usd_per_hour"] * 100)
+    for i in range(len(MIX)):  # every request class is routed in full
+        assert sum(r["classes"][i]["share_of_class"] for r in replicas) == pytest.approx(1.0, abs=1e-6)
+    single = plan["best_single_type"]
+    assert single is not None and plan["cost"]["usd_per_hour"] <= single["usd_per_hour"] + 1e-6
+    assert plan["saving_vs_single_type"]["usd_per_hour"] == pytest.approx(
+        single["usd_per_hour"] - plan["cost"]["usd_per_hour"]
+    )
+    assert client.get(f"/v1/plans/{plan['plan_id']}").json() == plan
+
+
+def test_one_bucket_costs_ceil_rate_over_capacity_times_price(client: Client) -> None:
+    body = {
+        **SERVING,
+        "requests_per_s": 10,
+        "request_mix": [{"input_tokens": 30, "output_tokens": 80, "share": 1}],
+        "constraints": {"gpus": ["l4"]},
+        "max_utilization": 0.8,
+    }
+    plan = client.post("/v1/plans", json=body).json()
+    (replica,) = plan["choice"]["replicas"]
+    capacity = replica["classes"][0]["capacity_requests_per_s"]
+    assert (
+        replica["classes"][0]["capacity_provenance"] == "measured"
+    )  # Mélange's L4 row, bucket (25,100]x(25,100]
+    per_instance = replica["replicas"] // replica["instances"]
+    instances = math.ceil(10 / (capacity * 0.8 * per_instance) - 1e-9)
+    assert replica["instances"] == instances
+    assert plan["cost"]["usd_per_hour"] == pytest.approx(instances * replica["offer"]["price_per_hour_usd"])
+    higher = client.post("/v1/plans", json={**body, "requests_per_s": 40}).json()
+    assert higher["cost"]["usd_per_hour"] >= plan["cost"]["usd_per_hour"]
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"requests_per_s": None}, "requests_per_s"),
+        ({"request_mix": [{"input_tokens": 10, "output_tokens": 10, "share": 0.4}]}, "request_mix"),
+        ({"max_utilization": 1.5}, "max_utilization"),
+        ({"model": {"name": "ResNet-50"}}, "model"),
+    ],
+)
+def test_bad_serving_input_names_the_field(client: Client, change: dict[str, Any], field: str) -> None:
+    body = {k: v for k, v in {**SERVING, **change}.items() if v is not None}
+    response = client.post("/v1/plans", json=body)
+    assert response.status_code == 400, response.text
+    assert response.json()["field"] == field
+
+
+TOKEN = "test-admin-token-0123456789"
+
+
+@pytest.fixture
+def admin() -> Iterator[Client]:
+    store = Store.open(":memory:")
+    with TestClient(create_app(Settings(db_path=":memory:", admin_token=TOKEN), store=store)) as client:
+        yield client
+    store.close()
+
+
+def test_uploaded_profiles_are_validated_and_used(admin: Client) -> None:
+    sheet = (
+        "model,gpu,tp,input_len_lo_excl,input_len_hi_incl,output_len_lo_excl,output_len_hi_incl,max_requests_per_s,slo,source\n"
+        "Llama-2-7b,l40s,1,25,100,25,100,9.5,p99 tpot<=100ms,our load test 2026-11\n"
+    )
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    bad = sheet + "Llama-2-7b,H100,1,100,25,25,100,1,,x\nNoSuchModel,l40s,1,0,25,0,25,1,,x\n"
+    report = admin.post("/v1/profiles", params={"source": "lab"}, content=bad.encode(), headers=auth)
+    assert report.status_code == 422
+    assert [(p["line"], p["column"]) for p in report.json()["problems"]] == [(3, "gpu"), (4, "model")]
+    ok = admin.post("/v1/profiles", params={"source": "lab"}, content=sheet.encode(), headers=auth)
+    assert ok.status_code == 201 and ok.json()["accepted_rows"] == 1
+    again = admin.post("/v1/profiles", params={"source": "lab"}, content=sheet.encode(), headers=auth)
+    assert again.json()["replaced_rows"] == 1
+    rows = admin.get("/v1/profiles/serving", params={"gpu": "l40s"}).json()
+    assert rows["total"] == 1 and rows["items"][0]["max_requests_per_s"] == 9.5
+    body = {
+        **SERVING,
+        "request_mix": [{"input_tokens": 30, "output_tokens": 80, "share": 1}],
+        "constraints": {"gpus": ["l40s"]},
+    }
+    plan = admin.post("/v1/plans", json=body).json()
+    klass = plan["choice"]["replicas"][0]["classes"][0]
+    assert klass["capacity_provenance"] == "measured" and klass["capacity_requests_per_s"] == 9.5
+    assert admin.post("/v1/profiles", params={"source": "lab"}, content=sheet.encode()).status_code == 401
