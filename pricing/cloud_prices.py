@@ -12,16 +12,15 @@ from collections.abc import Iterable, Mapping
 
 from pricing.aliases import AliasTable, NameContext
 from pricing.cells import cell_count, cell_float
-from pricing.errors import SheetRowError, UnresolvedGpuName
-from pricing.interconnect import derive_interconnect
+from pricing.errors import SheetRowError
+from pricing.offer_build import build_offer, resolve_gpu
 from pricing.offers import (
     DEFAULT_BILLING_INCREMENT_S,
     ParsedOffers,
     RentalOffer,
     collect_offers,
-    offer_id_for,
 )
-from solver.gpus import GpuSpec, gpu_id_for
+from solver.gpus import GpuSpec
 
 __all__ = ["CLOUD_PRICE_COLUMNS", "parse_cloud_price_rows"]
 
@@ -63,37 +62,25 @@ def _parse_row(
     count = _count(row, "accelerator_count")
     memory = _optional_float(row, "gpu_memory_gib")
     context = NameContext(file=file, provider=provider, instance_type=instance_type, gpu_memory_gib=memory)
-    try:
-        canonical = aliases.resolve(accelerator, context)
-    except UnresolvedGpuName as exc:
-        raise SheetRowError("accelerator", exc.reason) from None
-    gpu = gpus.get(gpu_id_for(canonical))
-    if gpu is None:
-        raise SheetRowError("accelerator", f"alias points at {canonical!r}, which is not in the GPU catalog")
-    price = _optional_float(row, "price_per_hour_usd", positive=True)
-    spot = _optional_float(row, "spot_price_per_hour_usd", positive=True)
-    if price is None and spot is None:
-        raise SheetRowError("price_per_hour_usd", "neither an on-demand nor a spot price")
-    interconnect, rule = derive_interconnect(gpu, count, instance_type)
+    gpu = resolve_gpu(aliases, gpus, accelerator, context, "accelerator")
     source_file = (row.get("source_file") or "").strip()
     commit = (row.get("snapshot_commit") or "").strip()
-    return RentalOffer(
-        offer_id=offer_id_for(provider, instance_type, region, accelerator, count),
+    return build_offer(
         provider=provider,
         instance_type=instance_type,
         region=region,
-        gpu_id=gpu.gpu_id,
         gpu_name=accelerator,
-        gpus_per_instance=count,
-        gpu_memory_gib=memory,
+        gpu=gpu,
+        count=count,
+        memory=memory,
         vcpus=_optional_float(row, "vcpus"),
-        host_memory_gib=_optional_float(row, "memory_gib"),
-        interconnect=interconnect,
-        interconnect_derived=True,
-        interconnect_rule=rule,
-        price_per_hour_usd=price,
-        spot_price_per_hour_usd=spot,
-        billing_increment_s=DEFAULT_BILLING_INCREMENT_S,
+        host_memory=_optional_float(row, "memory_gib"),
+        interconnect=None,
+        price=_optional_float(row, "price_per_hour_usd", positive=True),
+        spot=_optional_float(row, "spot_price_per_hour_usd", positive=True),
+        reserved_1y=None,
+        reserved_3y=None,
+        increment=DEFAULT_BILLING_INCREMENT_S,
         source=f"skypilot-catalog:{source_file}@{commit}" if source_file else file,
     )
 

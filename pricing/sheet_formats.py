@@ -23,27 +23,24 @@ Formats (``format=``):
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import re
 from collections.abc import Mapping
 from typing import Any, Final, Literal
 
 from pricing.aliases import AliasTable, NameContext
 from pricing.cells import cell_choice, cell_count, cell_float, cell_text
-from pricing.errors import SheetRowError, UnresolvedGpuName
-from pricing.interconnect import derive_interconnect
+from pricing.errors import SheetRowError
+from pricing.offer_build import build_offer, resolve_gpu
 from pricing.offers import (
     DEFAULT_BILLING_INCREMENT_S,
     ParsedOffers,
     RentalOffer,
     SheetProblem,
     collect_offers,
-    offer_id_for,
 )
 from pricing.ownership import OwnershipPrice
-from solver.gpus import GpuSpec, Interconnect, gpu_id_for
+from pricing.sheet_rows import SheetRows, read_table
+from solver.gpus import GpuSpec, Interconnect
 
 __all__ = [
     "FORMATS",
@@ -66,109 +63,11 @@ REQUIRED_COLUMNS: Final[dict[str, tuple[str, ...]]] = {
 }
 _INTERCONNECTS: Final = ("none", "pcie", "nvlink", "nvswitch")
 
-SheetRows = list[tuple[int, dict[str, Any]]]
-
 
 def read_rows(body: bytes, fmt: SheetFormat, file: str) -> tuple[SheetRows, list[SheetProblem]]:
     """Decode a sheet into ``(line, row)`` pairs; a sheet that cannot be read at all is one problem."""
-
-    def whole(reason: str, column: str | None = None) -> tuple[SheetRows, list[SheetProblem]]:
-        return [], [SheetProblem(file=file, line=0, column=column, value=None, reason=reason)]
-
-    try:
-        text = body.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        return whole(f"not UTF-8 text: {exc}")
-    if fmt == "rental_json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            return whole(f"not valid JSON: {exc}")
-        items = data.get("offers") if isinstance(data, dict) else data
-        if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
-            return whole('expected a list of offer objects, or {"offers": [...]}')
-        rows: SheetRows = [(i + 1, item) for i, item in enumerate(items)]
-        columns = set().union(*(item.keys() for item in items)) if items else set()
-    else:
-        reader = csv.DictReader(io.StringIO(text))
-        try:
-            rows = [(i + 2, dict(row)) for i, row in enumerate(reader)]
-        except csv.Error as exc:
-            return whole(f"not valid CSV: {exc}")
-        columns = set(reader.fieldnames or [])
-    if not rows:
-        return whole("the sheet has no rows")
-    missing = [c for c in REQUIRED_COLUMNS[fmt] if c not in columns]
-    if missing:
-        return whole(f"missing required column(s): {', '.join(missing)}", missing[0])
-    for line, row in rows:
-        if None in row:  # csv puts surplus cells under the key None
-            return whole(f"line {line} has more cells than the header")
-    return rows, []
-
-
-def _resolve(
-    aliases: AliasTable, gpus: Mapping[str, GpuSpec], name: str, context: NameContext, column: str
-) -> GpuSpec:
-    try:
-        canonical = aliases.resolve(name, context)
-    except UnresolvedGpuName as exc:
-        raise SheetRowError(column, exc.reason) from None
-    gpu = gpus.get(gpu_id_for(canonical))
-    if gpu is None:
-        raise SheetRowError(column, f"alias points at {canonical!r}, which is not in the GPU catalog")
-    return gpu
-
-
-def _offer(
-    *,
-    provider: str,
-    instance_type: str,
-    region: str,
-    gpu_name: str,
-    gpu: GpuSpec,
-    count: int,
-    memory: float | None,
-    vcpus: float | None,
-    host_memory: float | None,
-    interconnect: Interconnect | None,
-    price: float | None,
-    spot: float | None,
-    reserved_1y: float | None,
-    reserved_3y: float | None,
-    increment: int,
-    source: str,
-) -> RentalOffer:
-    if price is None and spot is None:
-        raise SheetRowError("price_per_hour_usd", "neither an on-demand nor a spot price")
-    if interconnect is None:
-        derived, rule = derive_interconnect(gpu, count, instance_type)
-    else:
-        if count == 1 and interconnect != "none":
-            raise SheetRowError(
-                "interconnect", f"a 1-GPU instance has no GPU interconnect, got {interconnect!r}"
-            )
-        derived, rule = interconnect, "stated by the sheet"
-    return RentalOffer(
-        offer_id=offer_id_for(provider, instance_type, region, gpu_name, count),
-        provider=provider,
-        instance_type=instance_type,
-        region=region,
-        gpu_id=gpu.gpu_id,
-        gpu_name=gpu_name,
-        gpus_per_instance=count,
-        gpu_memory_gib=memory,
-        vcpus=vcpus,
-        host_memory_gib=host_memory,
-        interconnect=derived,
-        interconnect_derived=interconnect is None,
-        interconnect_rule=rule,
-        price_per_hour_usd=price,
-        spot_price_per_hour_usd=spot,
-        billing_increment_s=increment,
-        source=source,
-        reserved_1y_price_per_hour_usd=reserved_1y,
-        reserved_3y_price_per_hour_usd=reserved_3y,
+    return read_table(
+        body, json_format=fmt == "rental_json", list_key="offers", required=REQUIRED_COLUMNS[fmt], file=file
     )
 
 
@@ -198,9 +97,9 @@ def parse_rental_rows(
         context = NameContext(
             file=file, provider=row_provider, instance_type=instance_type, gpu_memory_gib=memory
         )
-        gpu = _resolve(aliases, gpus, gpu_name, context, "gpu")
+        gpu = resolve_gpu(aliases, gpus, gpu_name, context, "gpu")
         choice = cell_choice(row, "interconnect", _INTERCONNECTS)
-        return _offer(
+        return build_offer(
             provider=row_provider,
             instance_type=instance_type,
             region=cell_text(row, "region", required=True),
@@ -288,9 +187,9 @@ def parse_skypilot_rows(
         context = NameContext(
             file=file, provider=provider, instance_type=instance_type, gpu_memory_gib=memory
         )
-        gpu = _resolve(aliases, gpus, accelerator, context, "AcceleratorName")
+        gpu = resolve_gpu(aliases, gpus, accelerator, context, "AcceleratorName")
         spot = cell_float(row, "SpotPrice")
-        return _offer(
+        return build_offer(
             provider=provider,
             instance_type=instance_type,
             region=cell_text(row, "Region", required=True),
@@ -325,7 +224,7 @@ def parse_ownership_rows(
     for line, row in rows:
         try:
             name = cell_text(row, "gpu", required=True)
-            gpu = _resolve(aliases, gpus, name, NameContext(file=file), "gpu")
+            gpu = resolve_gpu(aliases, gpus, name, NameContext(file=file), "gpu")
             price = cell_float(row, "purchase_price_usd", positive=True, required=True)
             assert price is not None
             item = OwnershipPrice(

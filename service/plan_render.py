@@ -22,49 +22,56 @@ from service.plan_schemas import (
     ThroughputOut,
 )
 from service.store import CatalogSnapshot
-from solver.candidates import Candidate
+from solver.candidates import Candidate, Supply
 from solver.plan_spec import PlanRequest
 from solver.planner import PlanResult
 from solver.workload import ResolvedWorkload
 
-__all__ = ["render_plan"]
+__all__ = ["offer_ref", "owned_ref", "render_plan"]
+
+
+def offer_ref(supply: Supply) -> OfferRef | None:
+    """The offer behind a rented supply (None for owned GPUs)."""
+    if supply.acquisition != "rent":
+        return None
+    return OfferRef(
+        offer_id=supply.supply_id.split(":", 1)[0],
+        provider=supply.provider or "",
+        instance_type=supply.instance_type or "",
+        region=supply.region or "",
+        gpus_per_instance=supply.gpus_per_unit,
+        interconnect=supply.interconnect,
+        price_per_hour_usd=supply.usd_per_unit_hour,
+        pricing="spot" if supply.pricing == "spot" else "on_demand",
+        sheet_version=supply.sheet_version,
+    )
+
+
+def owned_ref(supply: Supply, utilization: float) -> OwnedRef | None:
+    """How an owned supply is priced (None for rented ones)."""
+    if supply.acquisition != "own":
+        return None
+    return OwnedRef(
+        usd_per_busy_gpu_hour=supply.usd_per_unit_hour / supply.gpus_per_unit,
+        gpus_per_node=supply.gpus_per_unit,
+        interconnect=supply.interconnect,
+        utilization=utilization,
+        assumptions=[supply.price_source],
+    )
 
 
 def _choice(c: Candidate, snapshot: CatalogSnapshot, request: PlanRequest) -> ChoiceOut:
-    supply = c.supply
-    gpu = snapshot.gpus[supply.gpu_id]
-    offer = None
-    owned = None
-    if supply.acquisition == "rent":
-        offer = OfferRef(
-            offer_id=supply.supply_id.split(":", 1)[0],
-            provider=supply.provider or "",
-            instance_type=supply.instance_type or "",
-            region=supply.region or "",
-            gpus_per_instance=supply.gpus_per_unit,
-            interconnect=supply.interconnect,
-            price_per_hour_usd=supply.usd_per_unit_hour,
-            pricing="spot" if supply.pricing == "spot" else "on_demand",
-            sheet_version=supply.sheet_version,
-        )
-    else:
-        owned = OwnedRef(
-            usd_per_busy_gpu_hour=supply.usd_per_unit_hour / supply.gpus_per_unit,
-            gpus_per_node=supply.gpus_per_unit,
-            interconnect=supply.interconnect,
-            utilization=request.owned_utilization,
-            assumptions=[supply.price_source],
-        )
+    gpu = snapshot.gpus[c.supply.gpu_id]
     return ChoiceOut(
         gpu=gpu.gpu_id,
         gpu_name=gpu.name,
         gpu_count=c.gpu_count,
         instances=c.units,
-        acquisition=supply.acquisition,
+        acquisition=c.supply.acquisition,
         tp=c.tp,
         sharding=c.sharding,
-        offer=offer,
-        owned=owned,
+        offer=offer_ref(c.supply),
+        owned=owned_ref(c.supply, request.owned_utilization),
     )
 
 

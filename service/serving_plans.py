@@ -16,13 +16,12 @@ from datetime import UTC, datetime
 import msgspec
 
 from service.errors import InvalidParameter
+from service.plan_render import offer_ref, owned_ref
 from service.plan_schemas import (
     ClassShare,
     FleetChoiceOut,
     FleetCostOut,
     FleetSolverOut,
-    OfferRef,
-    OwnedRef,
     PriceSheetsOut,
     PriceSheetUse,
     RejectedGpu,
@@ -139,34 +138,6 @@ def _capacity(
             profiles=snapshot.profiles, gpus=snapshot.gpus, interconnect=interconnect, index=index,  # type: ignore[arg-type]
         )  # fmt: skip
     return cache[key]
-
-
-def _offer_ref(supply: Supply) -> OfferRef | None:
-    if supply.acquisition != "rent":
-        return None
-    return OfferRef(
-        offer_id=supply.supply_id.split(":", 1)[0],
-        provider=supply.provider or "",
-        instance_type=supply.instance_type or "",
-        region=supply.region or "",
-        gpus_per_instance=supply.gpus_per_unit,
-        interconnect=supply.interconnect,
-        price_per_hour_usd=supply.usd_per_unit_hour,
-        pricing="spot" if supply.pricing == "spot" else "on_demand",
-        sheet_version=supply.sheet_version,
-    )
-
-
-def _owned_ref(supply: Supply, request: PlanRequest) -> OwnedRef | None:
-    if supply.acquisition != "own":
-        return None
-    return OwnedRef(
-        usd_per_busy_gpu_hour=supply.usd_per_unit_hour / supply.gpus_per_unit,
-        gpus_per_node=supply.gpus_per_unit,
-        interconnect=supply.interconnect,
-        utilization=request.owned_utilization,
-        assumptions=[supply.price_source],
-    )
 
 
 def plan_fleet(
@@ -297,8 +268,8 @@ def _replica_out(
         replicas=fleet.replicas[rtype.type_id],
         instances=fleet.instances[rtype.type_id],
         acquisition=supply.acquisition,
-        offer=_offer_ref(supply),
-        owned=_owned_ref(supply, request),
+        offer=offer_ref(supply),
+        owned=owned_ref(supply, request.owned_utilization),
         usd_per_hour=fleet.instances[rtype.type_id] * rtype.usd_per_instance_hour,
         load=fleet.load.get(rtype.type_id, 0.0),
         classes=[
@@ -328,7 +299,7 @@ def _single_out(
         tp=rtype.tp,
         replicas=single.replicas[type_id],
         instances=single.instances[type_id],
-        offer=_offer_ref(by_type[type_id]),
+        offer=offer_ref(by_type[type_id]),
         usd_per_hour=single.usd_per_hour,
         total_usd=single.usd_per_hour * hours,
     )

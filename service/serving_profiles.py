@@ -11,9 +11,6 @@ previously uploaded under the same ``source`` name; the shipped Mélange rows ar
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from typing import Any, Literal
 
 import msgspec
@@ -21,6 +18,7 @@ import msgspec
 from pricing.cells import cell_count, cell_float, cell_text
 from pricing.errors import SheetRowError
 from pricing.offers import SheetProblem
+from pricing.sheet_rows import SheetRows, read_table
 from service.bulk import insert_rows
 from service.errors import InvalidParameter
 from service.gpu_lookup import resolve_gpu_names
@@ -52,39 +50,8 @@ class ProfileUploadReport(msgspec.Struct, kw_only=True):
     problems: list[SheetProblem]
 
 
-def _rows(
-    body: bytes, fmt: Literal["csv", "json"], file: str
-) -> tuple[list[tuple[int, dict[str, Any]]], list[SheetProblem]]:
-    def whole(reason: str) -> tuple[list[tuple[int, dict[str, Any]]], list[SheetProblem]]:
-        return [], [SheetProblem(file=file, line=0, column=None, value=None, reason=reason)]
-
-    try:
-        text = body.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        return whole(f"not UTF-8 text: {exc}")
-    if fmt == "json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            return whole(f"not valid JSON: {exc}")
-        items = data.get("profiles") if isinstance(data, dict) else data
-        if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
-            return whole('expected a list of objects, or {"profiles": [...]}')
-        rows = [(i + 1, item) for i, item in enumerate(items)]
-        columns = set().union(*(i.keys() for i in items)) if items else set()
-    else:
-        reader = csv.DictReader(io.StringIO(text))
-        try:
-            rows = [(i + 2, dict(r)) for i, r in enumerate(reader)]
-        except csv.Error as exc:
-            return whole(f"not valid CSV: {exc}")
-        columns = set(reader.fieldnames or [])
-    if not rows:
-        return whole("no rows")
-    missing = [c for c in _REQUIRED if c not in columns]
-    if missing:
-        return whole(f"missing required column(s): {', '.join(missing)}")
-    return rows, []
+def _rows(body: bytes, fmt: Literal["csv", "json"], file: str) -> tuple[SheetRows, list[SheetProblem]]:
+    return read_table(body, json_format=fmt == "json", list_key="profiles", required=_REQUIRED, file=file)
 
 
 def _parse(row: dict[str, Any], snapshot: CatalogSnapshot, serving_id: int) -> ServingProfile:
