@@ -193,34 +193,33 @@ def enumerate_candidates(
     tried = 0
     for supply in supplies:
         gpu = gpus[supply.gpu_id]
-        if require_ecc and gpu.ecc is not True:
+
+        def reject(reason: RejectionReason, detail: str, gpu_count: int = 0, supply: Supply = supply) -> None:
             rejections.append(
-                Rejection(gpu_id=gpu.gpu_id, reason="ecc", detail="no ECC memory", supply_id=supply.supply_id)
+                Rejection(
+                    gpu_id=supply.gpu_id,
+                    reason=reason,
+                    detail=detail,
+                    supply_id=supply.supply_id,
+                    gpu_count=gpu_count,
+                )
             )
+
+        if require_ecc and gpu.ecc is not True:
+            reject("ecc", "no ECC memory")
             continue
         if (
             min_interconnect is not None
             and INTERCONNECT_RANK[supply.interconnect] < INTERCONNECT_RANK[min_interconnect]
         ):
-            rejections.append(
-                Rejection(
-                    gpu_id=gpu.gpu_id,
-                    reason="interconnect",
-                    detail=f"{supply.interconnect} inside the instance, below the required {min_interconnect}",
-                    supply_id=supply.supply_id,
-                )
+            reject(
+                "interconnect",
+                f"{supply.interconnect} inside the instance, below the required {min_interconnect}",
             )
             continue
         unit_counts = gpu_counts(supply.gpus_per_unit, max_gpus)
         if not unit_counts:
-            rejections.append(
-                Rejection(
-                    gpu_id=gpu.gpu_id,
-                    reason="quota",
-                    detail=f"one unit has {supply.gpus_per_unit} GPUs, above max_gpus {max_gpus}",
-                    supply_id=supply.supply_id,
-                )
-            )
+            reject("quota", f"one unit has {supply.gpus_per_unit} GPUs, above max_gpus {max_gpus}")
             continue
         for units in unit_counts:
             tried += 1
@@ -232,22 +231,12 @@ def enumerate_candidates(
                 )
             chosen = fits[fit_key]
             if isinstance(chosen, str):
-                rejections.append(
-                    Rejection(
-                        gpu_id=gpu.gpu_id,
-                        reason="memory",
-                        detail=chosen,
-                        supply_id=supply.supply_id,
-                        gpu_count=gpu_count,
-                    )
-                )
+                reject("memory", chosen, gpu_count)
                 continue
             (tp, sharding), (resolved, mem) = chosen
             rate = _rate(rates, throughput, memory, supply, gpu, tp, sharding)
             if isinstance(rate, str):
-                rejections.append(
-                    Rejection(gpu_id=gpu.gpu_id, reason="throughput", detail=rate, supply_id=supply.supply_id)
-                )
+                reject("throughput", rate)
                 break
             value, note = _scale(rate.value, units, resolved.is_inference)
             amount = work(rate.unit)
@@ -256,25 +245,17 @@ def enumerate_candidates(
             usd_per_hour = supply.usd_per_unit_hour * units
             cost = usd_per_hour * billable
             if deadline_hours is not None and hours > deadline_hours:
-                rejections.append(
-                    Rejection(
-                        gpu_id=gpu.gpu_id,
-                        reason="deadline",
-                        detail=f"{gpu_count} GPU(s) need {hours:,.1f} h, over the {deadline_hours:g} h deadline",
-                        supply_id=supply.supply_id,
-                        gpu_count=gpu_count,
-                    )
+                reject(
+                    "deadline",
+                    f"{gpu_count} GPU(s) need {hours:,.1f} h, over the {deadline_hours:g} h deadline",
+                    gpu_count,
                 )
                 continue
             if budget_usd is not None and cost > budget_usd:
-                rejections.append(
-                    Rejection(
-                        gpu_id=gpu.gpu_id,
-                        reason="budget",
-                        detail=f"{gpu_count} GPU(s) cost ${cost:,.2f}, over the ${budget_usd:,.2f} budget",
-                        supply_id=supply.supply_id,
-                        gpu_count=gpu_count,
-                    )
+                reject(
+                    "budget",
+                    f"{gpu_count} GPU(s) cost ${cost:,.2f}, over the ${budget_usd:,.2f} budget",
+                    gpu_count,
                 )
                 continue
             candidates.append(
