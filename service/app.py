@@ -155,5 +155,6 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     restore_body_zero_bounds(app, [MemoryRequest, ThroughputRequest, PlanRequest, BuyVsRentRequest])
     document_body_enum(app, "ModelSpec", "name", {n for m in list_models() for n in (m.name, *m.aliases)})
     document_body_enum(app, "MemoryRequest", "gpu", gpu_spellings(opened.snapshot))
-    document_body_enum(app, "ThroughputRequest", "gpu", gpu_spellings(opened.snapshot))
+    document_body_enum(app, "ThroughputRequest", "gpu", gpu_spellings(opened.snapshot, unique=True))
+    document_body_enum(app, "BuyVsRentRequest", "gpu", gpu_spellings(opened.snapshot, unique=True))
     return app

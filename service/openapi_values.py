@@ -14,6 +14,7 @@ import msgspec
 from litestar import Litestar
 from litestar.openapi.spec import Schema
 
+from service.gpu_lookup import resolve_gpu_names
 from service.store import CatalogSnapshot
 
 __all__ = ["document_body_enum", "document_known_values", "gpu_spellings", "restore_body_zero_bounds"]
@@ -123,6 +124,10 @@ def document_body_enum(app: Litestar, component_name: str, prop_name: str, value
         _set_enum(prop, values)
 
 
-def gpu_spellings(snapshot: CatalogSnapshot) -> list[str]:
-    """Every id, name and alias a GPU filter or field accepts."""
-    return _gpu_spellings(snapshot)
+def gpu_spellings(snapshot: CatalogSnapshot, *, unique: bool = False) -> list[str]:
+    """Every id, name and alias a GPU filter or field accepts; ``unique``: only those naming one GPU
+    (for fields that need exactly one, such as ``/v1/throughput``'s ``gpu``)."""
+    spellings = _gpu_spellings(snapshot)
+    if not unique:
+        return spellings
+    return [s for s in spellings if len(resolve_gpu_names(snapshot, s)) == 1]
