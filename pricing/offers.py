@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any
 
 import msgspec
@@ -16,6 +16,7 @@ __all__ = [
     "RentalOffer",
     "SheetProblem",
     "collect_offers",
+    "collect_rows",
     "offer_id_for",
 ]
 
@@ -74,18 +75,21 @@ class ParsedOffers(msgspec.Struct, frozen=True, kw_only=True):
     problems: list[SheetProblem]
 
 
-def collect_offers(
+def collect_rows[T](
     rows: Iterable[tuple[int, Mapping[str, Any]]],
     file: str,
-    parse: Callable[[Mapping[str, Any]], RentalOffer],
-) -> ParsedOffers:
-    """Parse every ``(line, row)``; a row that fails, or repeats an offer key, becomes a problem."""
-    offers: list[RentalOffer] = []
+    parse: Callable[[Mapping[str, Any]], T],
+    key: Callable[[T], Hashable],
+    duplicate: str,
+) -> tuple[list[T], list[SheetProblem]]:
+    """Parse every ``(line, row)``; a row that fails, or repeats the key of an earlier row, becomes a
+    problem naming its line (``duplicate`` describes the key: "… as line N" is appended)."""
+    items: list[T] = []
     problems: list[SheetProblem] = []
-    seen: dict[str, int] = {}
+    seen: dict[Hashable, int] = {}
     for line, row in rows:
         try:
-            offer = parse(row)
+            item = parse(row)
         except SheetRowError as exc:
             value = row.get(exc.column) if exc.column else None
             problems.append(
@@ -98,18 +102,34 @@ def collect_offers(
                 )
             )
             continue
-        if offer.offer_id in seen:
+        item_key = key(item)
+        if item_key in seen:
             problems.append(
                 SheetProblem(
                     file=file,
                     line=line,
                     column=None,
                     value=None,
-                    reason=f"duplicate offer (same provider, instance type, region, GPU and count as line "
-                    f"{seen[offer.offer_id]})",
+                    reason=f"{duplicate} as line {seen[item_key]}",
                 )
             )
             continue
-        seen[offer.offer_id] = line
-        offers.append(offer)
+        seen[item_key] = line
+        items.append(item)
+    return items, problems
+
+
+def collect_offers(
+    rows: Iterable[tuple[int, Mapping[str, Any]]],
+    file: str,
+    parse: Callable[[Mapping[str, Any]], RentalOffer],
+) -> ParsedOffers:
+    """Parse every ``(line, row)``; a row that fails, or repeats an offer key, becomes a problem."""
+    offers, problems = collect_rows(
+        rows,
+        file,
+        parse,
+        lambda offer: offer.offer_id,
+        "duplicate offer (same provider, instance type, region, GPU and count)",
+    )
     return ParsedOffers(offers=offers, problems=problems)

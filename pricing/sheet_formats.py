@@ -37,6 +37,7 @@ from pricing.offers import (
     RentalOffer,
     SheetProblem,
     collect_offers,
+    collect_rows,
 )
 from pricing.ownership import OwnershipPrice
 from pricing.sheet_rows import SheetRows, read_table
@@ -218,50 +219,32 @@ def parse_ownership_rows(
     rows: SheetRows, *, file: str, aliases: AliasTable, gpus: Mapping[str, GpuSpec]
 ) -> tuple[list[OwnershipPrice], list[SheetProblem]]:
     """Purchase-price rows → ownership prices; duplicates of (gpu, price, date, source) are problems."""
-    prices: list[OwnershipPrice] = []
-    problems: list[SheetProblem] = []
-    seen: dict[tuple[str, float, str, str], int] = {}
-    for line, row in rows:
-        try:
-            name = cell_text(row, "gpu", required=True)
-            gpu = resolve_gpu(aliases, gpus, name, NameContext(file=file), "gpu")
-            price = cell_float(row, "purchase_price_usd", positive=True, required=True)
-            assert price is not None
-            item = OwnershipPrice(
-                gpu_id=gpu.gpu_id,
-                gpu_name=name,
-                vendor=cell_text(row, "vendor") or gpu.vendor,
-                purchase_price_usd=price,
-                price_basis=cell_text(row, "price_basis"),
-                price_date=cell_text(row, "price_date"),
-                server_overhead_factor=cell_float(row, "server_overhead_factor", positive=True),
-                system_power_w_per_gpu=cell_float(row, "system_power_w_per_gpu", positive=True),
-                gpu_tdp_w=cell_float(row, "gpu_tdp_w", positive=True),
-                source=cell_text(row, "source", required=True),
-                source_url=cell_text(row, "source_url_or_path"),
-                confidence=cell_text(row, "confidence"),
-                notes=cell_text(row, "notes"),
-            )
-        except SheetRowError as exc:
-            value = row.get(exc.column) if exc.column else None
-            problems.append(
-                SheetProblem(
-                    file=file,
-                    line=line,
-                    column=exc.column,
-                    value=None if value is None else str(value),
-                    reason=exc.reason,
-                )
-            )
-            continue
-        key = (item.gpu_id, item.purchase_price_usd, item.price_date, item.source)
-        if key in seen:
-            problems.append(
-                SheetProblem(
-                    file=file, line=line, column=None, value=None, reason=f"duplicate of line {seen[key]}"
-                )
-            )
-            continue
-        seen[key] = line
-        prices.append(item)
-    return prices, problems
+
+    def parse(row: Mapping[str, Any]) -> OwnershipPrice:
+        name = cell_text(row, "gpu", required=True)
+        gpu = resolve_gpu(aliases, gpus, name, NameContext(file=file), "gpu")
+        price = cell_float(row, "purchase_price_usd", positive=True, required=True)
+        assert price is not None
+        return OwnershipPrice(
+            gpu_id=gpu.gpu_id,
+            gpu_name=name,
+            vendor=cell_text(row, "vendor") or gpu.vendor,
+            purchase_price_usd=price,
+            price_basis=cell_text(row, "price_basis"),
+            price_date=cell_text(row, "price_date"),
+            server_overhead_factor=cell_float(row, "server_overhead_factor", positive=True),
+            system_power_w_per_gpu=cell_float(row, "system_power_w_per_gpu", positive=True),
+            gpu_tdp_w=cell_float(row, "gpu_tdp_w", positive=True),
+            source=cell_text(row, "source", required=True),
+            source_url=cell_text(row, "source_url_or_path"),
+            confidence=cell_text(row, "confidence"),
+            notes=cell_text(row, "notes"),
+        )
+
+    return collect_rows(
+        rows,
+        file,
+        parse,
+        lambda p: (p.gpu_id, p.purchase_price_usd, p.price_date, p.source),
+        "duplicate (same GPU, price, date and source)",
+    )

@@ -33,20 +33,7 @@ __all__ = [
 DEFAULT_UTILIZATIONS: Final = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 DEFAULT_RENT_MULTIPLIERS: Final = (0.6, 0.8, 1.0, 1.2, 1.4)
 
-_OWN_INPUTS: Final = (
-    "purchase_price_usd_per_gpu",
-    "server_overhead_factor",
-    "useful_life_years",
-    "residual_fraction",
-    "power_kw_per_gpu",
-    "load_fraction",
-    "idle_power_fraction",
-    "pue",
-    "electricity_usd_per_kwh",
-    "colocation_usd_per_kw_month",
-    "maintenance_fraction_per_year",
-    "discount_rate",
-)
+_OWN_INPUTS: Final = OwnershipInputs.__struct_fields__
 _FRACTIONS: Final = {
     "residual_fraction",
     "load_fraction",

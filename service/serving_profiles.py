@@ -11,13 +11,14 @@ previously uploaded under the same ``source`` name; the shipped Mélange rows ar
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import msgspec
 
 from pricing.cells import cell_count, cell_float, cell_text
 from pricing.errors import SheetRowError
-from pricing.offers import SheetProblem
+from pricing.offers import SheetProblem, collect_rows
 from pricing.sheet_rows import SheetRows, read_table
 from service.bulk import insert_rows
 from service.errors import InvalidParameter
@@ -54,7 +55,7 @@ def _rows(body: bytes, fmt: Literal["csv", "json"], file: str) -> tuple[SheetRow
     return read_table(body, json_format=fmt == "json", list_key="profiles", required=_REQUIRED, file=file)
 
 
-def _parse(row: dict[str, Any], snapshot: CatalogSnapshot, serving_id: int) -> ServingProfile:
+def _parse(row: Mapping[str, Any], snapshot: CatalogSnapshot, serving_id: int) -> ServingProfile:
     name = cell_text(row, "model", required=True)
     try:
         model = lookup_model(name).name
@@ -98,47 +99,23 @@ def import_serving_profiles(
     """Validate and (if clean) replace the rows of ``source`` in one transaction."""
     snapshot = store.snapshot
     rows, problems = _rows(body, fmt, f"{source}.{fmt}")
-    parsed: list[ServingProfile] = []
-    seen: dict[tuple[object, ...], int] = {}
-    start = max((p.serving_id for p in snapshot.serving), default=0) + 1
-    for line, row in rows:
-        try:
-            profile = _parse(row, snapshot, start + len(parsed))
-        except SheetRowError as exc:
-            value = row.get(exc.column) if exc.column else None
-            problems.append(
-                SheetProblem(
-                    file=f"{source}.{fmt}",
-                    line=line,
-                    column=exc.column,
-                    value=None if value is None else str(value),
-                    reason=exc.reason,
-                )
-            )
-            continue
-        key = (
-            profile.model,
-            profile.gpu_id,
-            profile.tp,
-            profile.input_len_lo_excl,
-            profile.input_len_hi_incl,
-            profile.output_len_lo_excl,
-            profile.output_len_hi_incl,
-            profile.slo,
-        )
-        if key in seen:
-            problems.append(
-                SheetProblem(
-                    file=f"{source}.{fmt}",
-                    line=line,
-                    column=None,
-                    value=None,
-                    reason=f"duplicate bucket of line {seen[key]}",
-                )
-            )
-            continue
-        seen[key] = line
-        parsed.append(profile)
+    parsed, row_problems = collect_rows(
+        rows,
+        f"{source}.{fmt}",
+        lambda row: _parse(row, snapshot, 0),  # ids are assigned when the rows are stored
+        lambda p: (
+            p.model,
+            p.gpu_id,
+            p.tp,
+            p.input_len_lo_excl,
+            p.input_len_hi_incl,
+            p.output_len_lo_excl,
+            p.output_len_hi_incl,
+            p.slo,
+        ),
+        "duplicate bucket (same model, GPU, tp, lengths and SLO)",
+    )
+    problems.extend(row_problems)
     report = ProfileUploadReport(
         source=source,
         result="rejected",

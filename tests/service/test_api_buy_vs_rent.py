@@ -11,23 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from litestar.testing import TestClient
 
+from pricing.tco import OwnershipInputs
 from service.buy_vs_rent_formats import CSV_COLUMNS, safe_cell, write_csv_rows
 
 URL = "/v1/buy-vs-rent"
-OWN_INPUTS = (
-    "purchase_price_usd_per_gpu",
-    "server_overhead_factor",
-    "useful_life_years",
-    "residual_fraction",
-    "power_kw_per_gpu",
-    "load_fraction",
-    "idle_power_fraction",
-    "pue",
-    "electricity_usd_per_kwh",
-    "colocation_usd_per_kw_month",
-    "maintenance_fraction_per_year",
-    "discount_rate",
-)
+OWN_INPUTS = OwnershipInputs.__struct_fields__
 Client = TestClient  # type: ignore[type-arg]
 
 
