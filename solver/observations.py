@@ -25,7 +25,9 @@ import msgspec
 from solver.errors import UnknownModel
 from solver.gpus import GpuSpec, Interconnect
 from solver.models import ModelArch, lookup_model, normalise_name
+from solver.workload import Stack
 from solver.profiles import MeasuredProfile
+from solver.workclass import RowClass, notes_fields, row_class, row_stack
 from solver.workcost import (
     PrecisionClass,
     decode_bytes_per_token,
@@ -47,6 +49,7 @@ __all__ = [
     "precision_class",
     "setup_of",
     "supports_precision",
+    "training_variant",
     "weighted_median",
 ]
 
@@ -147,7 +150,11 @@ class Setup(NamedTuple):
 
 
 class Observation(msgspec.Struct, frozen=True, kw_only=True):
-    """One measured row in the model's terms; ``cost`` is its work per unit (FLOPs or bytes), if known."""
+    """One measured row in the model's terms; ``cost`` is its work per unit (FLOPs or bytes), if known.
+
+    ``network`` is the class of the network between the row's nodes when it spans several (the text
+    after ``+`` in the source's interconnect column, e.g. ``nvlink+infiniband``), else ``""``.
+    """
 
     profile: MeasuredProfile
     group: str
@@ -159,6 +166,9 @@ class Observation(msgspec.Struct, frozen=True, kw_only=True):
     suspect: bool
     arch: ModelArch | None
     cost: float | None
+    row_class: RowClass
+    stack: Stack
+    network: str = ""
 
 
 def weighted_median(items: Iterable[tuple[float, float]]) -> float:
@@ -191,7 +201,7 @@ def _model(name: str) -> tuple[str, ModelArch | None]:
 
 def _interconnect(text: str, gpu: GpuSpec | None, count: int) -> tuple[Interconnect, bool]:
     base, _, rest = text.strip().lower().partition("+")
-    multinode = "multinode" in rest
+    multinode = bool(rest)
     if count <= 1:
         return "none", False
     head = (gpu.form_factor or "").lower().split("(")[0] if gpu else ""
@@ -203,8 +213,11 @@ def _interconnect(text: str, gpu: GpuSpec | None, count: int) -> tuple[Interconn
     return "pcie", multinode  # pcie, unknown (bridge may be missing) and anything else
 
 
+TRAINING_TASKS: Final = frozenset({"train", "fine_tune"})
+
+
 def _mode(profile: MeasuredProfile) -> Mode:
-    if profile.task == "train":
+    if profile.task in TRAINING_TASKS:
         return "train"
     if profile.metric == "prompt_tokens_per_s":
         return "prefill"
@@ -219,13 +232,13 @@ def _lengths(setting: str) -> tuple[int, int] | None:
 
 
 def _row_cost(
-    mode: Mode, metric: str, setting: str, arch: ModelArch | None, precision: PrecisionClass
+    mode: Mode, metric: str, setting: str, arch: ModelArch | None, precision: PrecisionClass, method: str
 ) -> float | None:
     if arch is None or not arch.is_transformer:
         return None
     lengths = _lengths(setting)
     if mode == "train" and setting.isdigit():
-        per_token = train_flops_per_token(arch, int(setting), "full", "none")
+        per_token = train_flops_per_token(arch, int(setting), method, "none")
         return per_token * int(setting) if metric == "sequences_per_s" else per_token
     if mode == "prefill" and lengths and lengths[0] > 0:
         return prefill_flops_per_token(arch, lengths[0])
@@ -250,18 +263,36 @@ def observe(profile: MeasuredProfile, gpus: Mapping[str, GpuSpec]) -> Observatio
         metric = "output_tokens_per_s"  # MLPerf LLM "tokens/s" counts generated tokens
     setting = (profile.seq_len_or_resolution or "").strip()
     interconnect, multinode = _interconnect(profile.interconnect, gpus.get(profile.gpu_id), profile.gpu_count)
+    row_class_ = row_class(profile.task, mode, arch, profile.notes)
+    method = notes_fields(profile.notes).get("method", "full") if row_class_ == "lora" else "full"
     return Observation(
         profile=profile,
         group=_group(profile.source),
-        work=WorkKey(model, "train" if profile.task == "train" else "inference", metric, setting),
+        work=WorkKey(model, training_variant(row_class_, method, "none") if mode == "train" else "inference", metric, setting),
         hardware=HardwareKey(profile.gpu_id, precision),
         mode=mode,
         interconnect=interconnect,
         multinode=multinode,
         suspect="SUSPECT:" in profile.notes,
         arch=arch,
-        cost=_row_cost(mode, metric, setting, arch, precision),
+        cost=_row_cost(mode, metric, setting, arch, precision, method if method in ("lora", "qlora") else "full"),
+        row_class=row_class_,
+        stack=row_stack(profile.source, profile.notes),
+        network=profile.interconnect.strip().lower().partition("+")[2] if multinode else "",
     )
+
+
+def training_variant(work_class: str, method: str, recompute: str) -> str:
+    """The task variant a training row or workload is filed under: ``train`` (pretraining, encoder and
+    vision training), ``fine_tune``, ``fine_tune:lora``, ``fine_tune:qlora``; ``:recompute`` appended
+    with full recomputation (the unit costs one forward pass more)."""
+    if work_class in ("pretrain", "encoder_vision"):
+        variant = "train"
+    elif method in ("lora", "qlora"):
+        variant = f"fine_tune:{method}"
+    else:
+        variant = "fine_tune"
+    return f"{variant}:recompute" if recompute == "full" else variant
 
 
 def setup_of(obs: Observation) -> Setup:

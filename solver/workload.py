@@ -18,7 +18,9 @@ from solver.models import ModelArch, lookup_model
 
 __all__ = [
     "DEFAULT_SEQ_LEN",
+    "DEFAULT_STACK",
     "INFERENCE_KINDS",
+    "EfficiencyOverride",
     "JobSpec",
     "Method",
     "ModelSpec",
@@ -27,6 +29,7 @@ __all__ = [
     "Recompute",
     "ResolvedWorkload",
     "Sharding",
+    "Stack",
     "Workload",
     "WorkloadKind",
     "resolve_workload",
@@ -38,10 +41,19 @@ Method = Literal["full", "lora", "qlora"]
 Optimizer = Literal["adamw", "adamw_8bit", "sgd", "adafactor"]
 Sharding = Literal["none", "zero1", "zero2", "zero3"]
 Recompute = Literal["none", "selective", "full"]
+Stack = Literal["standard", "optimized"]
 
 INFERENCE_KINDS: Final[frozenset[str]] = frozenset({"batch_inference", "serving"})
 DEFAULT_SEQ_LEN: Final = 2048
 """``seq_len`` when the request leaves it out: ``min(2048, model max_seq_len)``."""
+DEFAULT_STACK: Final[dict[str, Stack]] = {
+    "train": "optimized",
+    "fine_tune": "standard",
+    "batch_inference": "optimized",
+    "serving": "optimized",
+}
+"""``stack`` when the request leaves it out: pretraining runs on Megatron/NeMo/torchtitan-style stacks,
+fine-tunes on Transformers/PEFT/Accelerate, inference on serving engines (vLLM, TensorRT-LLM, SGLang)."""
 
 _Positive = Meta(ge=1)
 _Name = Annotated[str, Meta(min_length=1, max_length=200, description="A catalog model name or alias.")]
@@ -82,6 +94,21 @@ _REQUIRED_ARCH_FIELDS: Final = (
 _OPTIONAL_ARCH_FIELDS: Final = ("max_seq_len", "head_dim", "experts", "active_experts", "active_params_b")
 
 
+class EfficiencyOverride(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, frozen=True):
+    """An efficiency the user measured or wants assumed instead of the calibrated one (echoed back).
+
+    ``mfu`` is the share of the dense peak at the job's precision that compute-bound work reaches
+    (training, and the prompt pass of inference); ``bandwidth_utilization`` the share of memory
+    bandwidth that token generation reaches.
+    """
+
+    mfu: Annotated[float, Meta(gt=0, le=1, description="Model FLOPs utilisation (0-1].")] | None = None
+    bandwidth_utilization: (
+        Annotated[float, Meta(gt=0, le=1, description="Share of memory bandwidth in decoding (0-1].")]
+        | None
+    ) = None
+
+
 class JobSpec(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """What runs and how, without the parallel layout: shared by memory/throughput queries and plans.
 
@@ -119,6 +146,20 @@ class JobSpec(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
         ]
         | None
     ) = None
+    stack: (
+        Annotated[
+            Stack,
+            Meta(
+                description=(
+                    "Software stack: optimized (Megatron/NeMo/torchtitan-style fused kernels and overlap; "
+                    "serving engines for inference) or standard (Transformers/PEFT/Accelerate). Default: "
+                    "optimized for train and inference, standard for fine_tune."
+                )
+            ),
+        ]
+        | None
+    ) = None
+    efficiency: EfficiencyOverride | None = None
 
 
 class Workload(JobSpec, forbid_unknown_fields=True, kw_only=True):
@@ -157,6 +198,8 @@ class ResolvedWorkload(msgspec.Struct, frozen=True, kw_only=True):
     gpu_count: int
     tp: int
     dp: int
+    stack: Stack = "optimized"
+    efficiency: EfficiencyOverride | None = None
 
     @property
     def is_inference(self) -> bool:
@@ -281,6 +324,22 @@ def _effective_seq_len(w: Workload, arch: ModelArch) -> int:
     return w.seq_len
 
 
+def _check_efficiency(w: Workload) -> None:
+    override = w.efficiency
+    if override is None:
+        return
+    if override.mfu is None and override.bandwidth_utilization is None:
+        raise InvalidWorkload("efficiency", "give mfu (compute-bound work) or bandwidth_utilization (decoding)")
+    if w.kind in ("train", "fine_tune") and override.bandwidth_utilization is not None:
+        raise InvalidWorkload(
+            "efficiency.bandwidth_utilization", f"applies to token generation, not to {w.kind}: give mfu"
+        )
+    if w.kind == "serving" and override.mfu is not None and override.bandwidth_utilization is None:
+        raise InvalidWorkload(
+            "efficiency.mfu", "serving throughput is token generation: give bandwidth_utilization"
+        )
+
+
 def resolve_workload(w: Workload) -> ResolvedWorkload:
     """Validate ``w`` beyond its types and fill in its defaults.
 
@@ -292,6 +351,7 @@ def resolve_workload(w: Workload) -> ResolvedWorkload:
     arch = _resolve_model(w.model)
     _check_method(w, arch)
     _check_layout(w, arch)
+    _check_efficiency(w)
     seq_len = _effective_seq_len(w, arch)
     return ResolvedWorkload(
         kind=w.kind,
@@ -307,4 +367,6 @@ def resolve_workload(w: Workload) -> ResolvedWorkload:
         gpu_count=w.gpu_count,
         tp=w.tp,
         dp=w.gpu_count // w.tp,
+        stack=w.stack or DEFAULT_STACK[w.kind],
+        efficiency=w.efficiency,
     )
