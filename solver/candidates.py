@@ -5,26 +5,29 @@ owned GPUs (priced per busy hour). For each supply the enumeration tries 1, 2, �
 ``max_gpus`` — keeping GPU counts of 1, 2, 4, 8 and multiples of 8 (data-parallel jobs use such
 counts; a single unit of any size is always tried) — and, for each count, the first parallel layout
 the memory model lets fit (tensor parallelism only inside a unit linked by NVLink or NVSwitch; then
-ZeRO stages), then prices the hours the throughput model predicts. Every dropped configuration leaves a
-:class:`Rejection` with its reason.
+ZeRO stages), then prices the hours the throughput model predicts for the whole job: its units linked
+inside by the supply's interconnect and to each other by the supply's network, so a job spread over
+several instances pays for the communication the network cannot hide (:mod:`solver.scaling`). Every
+dropped configuration leaves a :class:`Rejection` with its reason (``network`` when the instances
+cannot talk to each other at all).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Final, Literal
+from typing import Literal
 
 import msgspec
 
 from solver.errors import InvalidWorkload, ThroughputUnavailable
 from solver.gpus import INTERCONNECT_RANK, GpuSpec, Interconnect
 from solver.memory import MemoryEstimate, estimate_memory
-from solver.throughput import ThroughputEstimate
+from solver.network import Network, spans_instances
+from solver.throughput import ThroughputEstimate, Topology
 from solver.workload import ResolvedWorkload, Sharding, Workload, resolve_workload
 
 __all__ = [
-    "CROSS_NODE_EFFICIENCY_PER_DOUBLING",
     "Candidate",
     "Enumeration",
     "Rejection",
@@ -36,15 +39,11 @@ __all__ = [
     "gpu_counts",
 ]
 
-CROSS_NODE_EFFICIENCY_PER_DOUBLING: Final = 0.92
-"""Training across instances: each doubling of the instance count keeps 92 % of linear scaling
-(gradient all-reduce over the data-centre network instead of NVLink). An assumption, stated with
-every multi-instance estimate; inference replicas are independent and scale linearly."""
-
 RejectionReason = Literal[
-    "filter", "ecc", "interconnect", "quota", "memory", "throughput", "deadline", "budget"
+    "filter", "ecc", "interconnect", "network", "quota", "memory", "throughput", "deadline", "budget"
 ]
-ThroughputFn = Callable[[ResolvedWorkload, GpuSpec, int, Interconnect], ThroughputEstimate]
+ThroughputFn = Callable[[ResolvedWorkload, GpuSpec, int, Topology], ThroughputEstimate]
+"""Throughput of a workload on ``n`` GPUs of one type placed as ``topology`` says (total, all GPUs)."""
 
 
 class Supply(msgspec.Struct, frozen=True, kw_only=True):
@@ -56,6 +55,8 @@ class Supply(msgspec.Struct, frozen=True, kw_only=True):
     gpu_id: str
     gpus_per_unit: int
     interconnect: Interconnect
+    network: Network
+    """How units reach each other (the offer's network; for owned GPUs, the ownership assumption)."""
     usd_per_unit_hour: float
     billing_increment_s: int
     provider: str | None = None
@@ -83,8 +84,7 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True):
     memory: MemoryEstimate
     capacity_gib: float
     throughput: ThroughputEstimate
-    throughput_value: float
-    scaling_note: str
+    """The whole job's throughput on ``gpu_count`` GPUs (its ``scaling`` says what the links cost)."""
     hours: float
     billable_hours: float
     usd_per_hour: float
@@ -187,7 +187,7 @@ def enumerate_candidates(
         tuple[int, int, str, float],
         tuple[tuple[int, Sharding], tuple[ResolvedWorkload, MemoryEstimate]] | str,
     ] = {}
-    rates: dict[tuple[str, int, str, int, str], ThroughputEstimate | str] = {}
+    rates: dict[tuple[str, int, int, str, int, str], ThroughputEstimate | str] = {}
     candidates: list[Candidate] = []
     rejections: list[Rejection] = []
     tried = 0
@@ -234,11 +234,18 @@ def enumerate_candidates(
                 reject("memory", chosen, gpu_count)
                 continue
             (tp, sharding), (resolved, mem) = chosen
-            rate = _rate(rates, throughput, memory, supply, gpu, tp, sharding)
-            if isinstance(rate, str):
-                reject("throughput", rate)
+            if units > 1 and not resolved.is_inference and not spans_instances(supply.network):
+                reject(
+                    "network",
+                    f"{units} instances cannot synchronise training: {supply.network.rule}",
+                    gpu_count,
+                )
                 break
-            value, note = _scale(rate.value, units, resolved.is_inference)
+            rate = _rate(rates, throughput, resolved, supply, gpu, gpu_count)
+            if isinstance(rate, str):
+                reject("throughput", rate, gpu_count)
+                break
+            value = rate.value
             amount = work(rate.unit)
             hours = amount.amount / value / 3600
             billable = _billable(hours, supply.billing_increment_s)
@@ -268,8 +275,6 @@ def enumerate_candidates(
                     memory=mem,
                     capacity_gib=gpu.memory_gib,
                     throughput=rate,
-                    throughput_value=value,
-                    scaling_note=note,
                     hours=hours,
                     billable_hours=billable,
                     usd_per_hour=usd_per_hour,
@@ -299,39 +304,33 @@ def _fit(
 
 
 def _rate(
-    cache: dict[tuple[str, int, str, int, str], ThroughputEstimate | str],
+    cache: dict[tuple[str, int, int, str, int, str], ThroughputEstimate | str],
     throughput: ThroughputFn,
-    memory: _MemoryCache,
+    resolved: ResolvedWorkload,
     supply: Supply,
     gpu: GpuSpec,
-    tp: int,
-    sharding: Sharding,
+    gpu_count: int,
 ) -> ThroughputEstimate | str:
-    """Throughput of one unit (cached per GPU, unit size, interconnect and layout)."""
-    key = (gpu.gpu_id, supply.gpus_per_unit, supply.interconnect, tp, sharding)
-    if key not in cache:
-        entry = memory.get(supply.gpus_per_unit, tp, sharding) or memory.get(supply.gpus_per_unit, tp, "none")
-        if entry is None:
-            cache[key] = "no valid layout for one unit"
-        else:
-            try:
-                cache[key] = throughput(entry[0], gpu, supply.gpus_per_unit, supply.interconnect)
-            except (ThroughputUnavailable, InvalidWorkload) as exc:
-                cache[key] = str(exc)
-    return cache[key]
-
-
-def _scale(unit_value: float, units: int, inference: bool) -> tuple[float, str]:
-    if units == 1:
-        return unit_value, ""
-    if inference:
-        return unit_value * units, f"{units} independent instances (linear)"
-    efficiency = CROSS_NODE_EFFICIENCY_PER_DOUBLING ** math.log2(units)
-    return (
-        unit_value * units * efficiency,
-        f"{units} instances, data parallel across nodes at {efficiency:.0%} of linear "
-        f"(assumed {CROSS_NODE_EFFICIENCY_PER_DOUBLING:.0%} per doubling)",
+    """Throughput of ``gpu_count`` GPUs of ``supply`` in the chosen layout (cached per GPU, unit shape,
+    network, count and layout: offers that differ only in price share it)."""
+    network = supply.network
+    key = (
+        gpu.gpu_id,
+        supply.gpus_per_unit,
+        gpu_count,
+        f"{supply.interconnect}|{network.network_class}|{network.gbps:g}",
+        resolved.tp,
+        resolved.sharding,
     )
+    if key not in cache:
+        topology = Topology(
+            gpus_per_instance=supply.gpus_per_unit, interconnect=supply.interconnect, network=network
+        )
+        try:
+            cache[key] = throughput(resolved, gpu, gpu_count, topology)
+        except (ThroughputUnavailable, InvalidWorkload) as exc:
+            cache[key] = str(exc)
+    return cache[key]
 
 
 def by_gpu(rejections: Iterable[Rejection]) -> dict[str, list[Rejection]]:

@@ -133,7 +133,9 @@ class ClassModel(msgspec.Struct, frozen=True, kw_only=True):
 
     def effects(self, family: str, model: str, group: str) -> float:
         """Log adjustment for a GPU family and a model in a class group (0 where nothing was fitted)."""
-        return self.family_effect.get(f"{family}|{group}", 0.0) + self.model_effect.get(f"{model}|{group}", 0.0)
+        return self.family_effect.get(f"{family}|{group}", 0.0) + self.model_effect.get(
+            f"{model}|{group}", 0.0
+        )
 
 
 EMPTY_MODEL: Final = ClassModel(
@@ -189,10 +191,11 @@ class _Problem:
             + self.d / bandwidth
             + self.fixed
         )
-        return np.log(seconds) + self._take(theta, self.cost, 0.0)
+        result: np.ndarray = np.log(seconds) + self._take(theta, self.cost, 0.0)
+        return result
 
     def predicted(self, theta: np.ndarray, *, with_source: bool) -> np.ndarray:
-        value = -self.log_seconds(theta) + theta[self.g] + theta[self.m]
+        value: np.ndarray = -self.log_seconds(theta) + theta[self.g] + theta[self.m]
         return value + theta[self.s] if with_source else value
 
     def sparsity(self) -> lil_matrix:
@@ -222,7 +225,11 @@ class _Problem:
                 if key in _ABSOLUTE:
                     centre[j] = math.log(prior)
                 else:
-                    base = theta[anchor] if anchor is not None else math.log(CLASS_PRIORS["pretrain/optimized"][0])
+                    base = (
+                        theta[anchor]
+                        if anchor is not None
+                        else math.log(CLASS_PRIORS["pretrain/optimized"][0])
+                    )
                     centre[j] = base + math.log(prior)
             elif kind == "K":
                 centre[j], sigma[j] = math.log(_TRAFFIC_PRIOR[0]), _TRAFFIC_PRIOR[1]

@@ -13,7 +13,6 @@ is unknown (their scaling cannot be divided out).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Final
 
 from solver.class_fit import EMPTY_MODEL, ClassModel, FitRow
@@ -32,8 +31,8 @@ from solver.links import instance_links
 from solver.models import ModelArch
 from solver.observations import Observation
 from solver.scaling import training_scaling
-from solver.workcost import BYTES_PER_PARAM, PrecisionClass
 from solver.workclass import TRAINING_CLASSES, notes_fields
+from solver.workcost import BYTES_PER_PARAM, PrecisionClass
 from solver.workload import ResolvedWorkload
 
 __all__ = [
@@ -162,7 +161,7 @@ def _row_scaling(obs: Observation, gpu: GpuSpec, parts: Parts, prior: ClassModel
     rw = _row_workload(obs, arch, precision)
     gbs = notes_fields(obs.profile.notes).get("gbs")
     target = float(gbs) * max(seq, 1) if gbs and gbs.replace(".", "", 1).isdigit() else None
-    scaling = training_scaling(
+    scaling, _ = training_scaling(
         rw, links, per_token, workload_class=obs.row_class, stack=obs.stack, global_batch_tokens=target
     )
     return scaling.efficiency if scaling.efficiency > 0 else None

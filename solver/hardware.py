@@ -180,7 +180,10 @@ def _power_factor(gpu: GpuSpec, family: str | None, catalog: Mapping[str, GpuSpe
     factor = min(max((gpu.tdp_w / reference.tdp_w) ** _POWER_EXPONENT, low), high)
     if abs(factor - 1.0) < 1e-9:
         return 1.0, ""
-    return factor, f"; power factor {factor:.3f} ({gpu.tdp_w:g} W against {reference.name}'s {reference.tdp_w:g} W)"
+    return (
+        factor,
+        f"; power factor {factor:.3f} ({gpu.tdp_w:g} W against {reference.name}'s {reference.tdp_w:g} W)",
+    )
 
 
 @functools.lru_cache(maxsize=512)

@@ -81,5 +81,7 @@ def instance_links(
         intra_label=label,
         inter_bytes_per_s=inter,
         inter_latency_s=network_latency_s,
-        inter_label=f"{network_label} at {inter / 1e9:,.1f} GB/s per instance" if inter > 0 else network_label,
+        inter_label=f"{network_label} at {inter / 1e9:,.1f} GB/s per instance"
+        if inter > 0
+        else network_label,
     )

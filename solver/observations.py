@@ -25,7 +25,6 @@ import msgspec
 from solver.errors import UnknownModel
 from solver.gpus import GpuSpec, Interconnect
 from solver.models import ModelArch, lookup_model, normalise_name
-from solver.workload import Stack
 from solver.profiles import MeasuredProfile
 from solver.workclass import RowClass, notes_fields, row_class, row_stack
 from solver.workcost import (
@@ -36,6 +35,7 @@ from solver.workcost import (
     prefill_flops_per_token,
     train_flops_per_token,
 )
+from solver.workload import Stack
 
 __all__ = [
     "SOURCE_PRECISION_CLASS",
@@ -268,14 +268,21 @@ def observe(profile: MeasuredProfile, gpus: Mapping[str, GpuSpec]) -> Observatio
     return Observation(
         profile=profile,
         group=_group(profile.source),
-        work=WorkKey(model, training_variant(row_class_, method, "none") if mode == "train" else "inference", metric, setting),
+        work=WorkKey(
+            model,
+            training_variant(row_class_, method, "none") if mode == "train" else "inference",
+            metric,
+            setting,
+        ),
         hardware=HardwareKey(profile.gpu_id, precision),
         mode=mode,
         interconnect=interconnect,
         multinode=multinode,
         suspect="SUSPECT:" in profile.notes,
         arch=arch,
-        cost=_row_cost(mode, metric, setting, arch, precision, method if method in ("lora", "qlora") else "full"),
+        cost=_row_cost(
+            mode, metric, setting, arch, precision, method if method in ("lora", "qlora") else "full"
+        ),
         row_class=row_class_,
         stack=row_stack(profile.source, profile.notes),
         network=profile.interconnect.strip().lower().partition("+")[2] if multinode else "",

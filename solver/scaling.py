@@ -89,8 +89,6 @@ class ScalingEstimate(msgspec.Struct, frozen=True, kw_only=True):
     communication_fraction: float
     bottleneck: Bottleneck
     method: str
-    log_sigma: float = 0.0
-    """Spread (natural log) of the efficiency's uncertainty, for the estimate's band."""
 
 
 def _all_reduce_s(size: float, ranks_here: int, instances: int, links: Links) -> tuple[float, float]:
@@ -121,13 +119,15 @@ def training_scaling(
     stack: str,
     adapter_params: float = 0.0,
     global_batch_tokens: float | None = None,
-) -> ScalingEstimate:
+) -> tuple[ScalingEstimate, float]:
     """Scaling of ``rw`` (``gpu_count``, ``tp``, ``sharding``) over ``links``; ``seconds_per_token`` is
     one GPU's time per token (sample for models without a sequence) at the class model's efficiency.
-    ``global_batch_tokens`` overrides the class's :data:`GLOBAL_BATCH_TOKENS`."""
+    ``global_batch_tokens`` overrides the class's :data:`GLOBAL_BATCH_TOKENS`. Also returns the spread
+    (natural log) of the efficiency's uncertainty: half the communication share."""
     n, tp = rw.gpu_count, rw.tp
     if n <= 1:
-        return ScalingEstimate(efficiency=1.0, communication_fraction=0.0, bottleneck="none", method="one GPU")
+        one = ScalingEstimate(efficiency=1.0, communication_fraction=0.0, bottleneck="none", method="one GPU")
+        return one, 0.0
     per_instance = min(links.gpus_per_instance, n)
     instances = math.ceil(n / per_instance)
     dp = max(1, n // tp)
@@ -189,20 +189,20 @@ def _result(
     instances: int,
     accumulation: int,
     notes: list[str],
-) -> ScalingEstimate:
+) -> tuple[ScalingEstimate, float]:
     where = (
         f"{rw.gpu_count} GPUs as {instances} instance(s) of {min(links.gpus_per_instance, rw.gpu_count)} "
         f"(tp {rw.tp}, dp {rw.gpu_count // rw.tp}, {rw.sharding}); {links.intra_label}"
         + (f"; between instances {links.inter_label}" if instances > 1 else "")
     )
     if math.isinf(inter):
-        return ScalingEstimate(
+        none = ScalingEstimate(
             efficiency=0.0,
             communication_fraction=1.0,
             bottleneck="inter_instance",
             method=f"{where}: the instances have no network to synchronise over",
-            log_sigma=0.0,
         )
+        return none, 0.0
     exposed = intra + inter
     step = compute + exposed
     efficiency = compute / step if step > 0 else 1.0
@@ -214,10 +214,7 @@ def _result(
         f"{where}; step = compute {compute:,.2f} s ({accumulation} micro-batch(es) per rank) + "
         f"{exposed:,.3f} s exposed communication ({'; '.join(notes)})"
     )
-    return ScalingEstimate(
-        efficiency=efficiency,
-        communication_fraction=fraction,
-        bottleneck=bottleneck,
-        method=method,
-        log_sigma=0.5 * fraction,
+    found = ScalingEstimate(
+        efficiency=efficiency, communication_fraction=fraction, bottleneck=bottleneck, method=method
     )
+    return found, 0.5 * fraction

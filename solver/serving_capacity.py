@@ -12,13 +12,13 @@ runs (vLLM's default dtype for Llama 2) and used for bf16/fp16 workloads only.
    logits + runtime overhead, from :func:`~solver.memory.estimate_memory` at ``tp``); each sequence
    holds KV for ``I + O`` tokens (its peak), so ``B_kv = ⌊room / KV per sequence⌋``, and the batch is
    ``B ≤ min(B_kv, MAX_CONCURRENT_SEQUENCES)``. ``B_kv < 1``: the model does not fit with any KV cache.
-2. Effective FLOP/s ``F`` = the throughput model's offline (batch inference) output tokens/s at
-   ``I``/``O`` × forward FLOPs per output token, capped at the GPUs' dense peak.
-   Prefill of one request ``t_p = forward_flops(I) / F`` (compute-bound).
+2. Prefill of one request ``t_p``: the throughput model's prompt pass over ``I`` tokens at the
+   calibrated ``prefill`` class efficiency (:func:`~solver.throughput.prompt_seconds`), not at the
+   dense peak.
 3. Decode tokens/s at batch ``B``: ``D(B)`` = the throughput model's serving decode rate at ``B``
-   sequences of mean context ``I + O/2`` (memory-bandwidth bound, calibrated on measured rows; asked
-   as ``seq_len = 2I + O``, whose half is that context), capped at ``F`` ÷ FLOPs of one decode token
-   at that context (compute bound).
+   sequences of mean context ``I + O/2`` (the ``decode`` class: weights and KV cache read per step at
+   the calibrated bandwidth share, plus the step's matmuls; asked as ``seq_len = 2I + O``, whose half
+   is that context).
 4. The GPU alternates prefill and decode steps, so per request it spends ``t_p + O / D(B)``:
    ``R(B) = 1 / (t_p + O / D(B))`` requests/s. In that steady state one decode step comes every
    ``TPOT(B) = B / (R·O) = B / D(B) + B·t_p / O`` seconds (prefill stalls included on average), and
@@ -51,8 +51,7 @@ from solver.memory import estimate_memory
 from solver.models import lookup_model
 from solver.profiles import MeasuredProfile, ServingProfile
 from solver.serving_spec import RequestClass, ServingSlo
-from solver.throughput import ThroughputEstimate, estimate_throughput
-from solver.workcost import forward_flops, offline_flops_per_output_token
+from solver.throughput import ThroughputEstimate, estimate_throughput, profile_index, prompt_seconds
 from solver.workload import ResolvedWorkload
 
 __all__ = [
@@ -79,7 +78,6 @@ MAX_CONCURRENT_SEQUENCES: Final = 256
 """Most sequences one replica batches (vLLM's default ``max_num_seqs``)."""
 _TTFT_PERCENTILE_CAP: Final = 99.9
 _MEASURED_PRECISIONS: Final = frozenset({"bf16", "fp16"})
-_PEAK_MULTIPLIER: Final[dict[str, float]] = {"fp8": 2.0, "int8": 2.0}  # dense peak relative to bf16
 _MAX_THROUGHPUT_SOURCES: Final = 24
 
 
@@ -225,11 +223,10 @@ class _Replica:
         self,
         decode: Callable[[int], ThroughputEstimate],
         t_prefill: float,
-        compute_cap: float,
         output_tokens: int,
         slo: ServingSlo | None,
     ) -> None:
-        self.decode, self.t_prefill, self.compute_cap = decode, t_prefill, compute_cap
+        self.decode, self.t_prefill = decode, t_prefill
         self.output_tokens, self.slo = output_tokens, slo
         q = min(slo.percentile if slo else 99.0, _TTFT_PERCENTILE_CAP) / 100.0
         self.quantile = q
@@ -241,7 +238,7 @@ class _Replica:
         if found is None:
             estimate = self.decode(batch)
             self.estimates.append(estimate)
-            d, t_p, o_len = min(estimate.value, self.compute_cap), self.t_prefill, self.output_tokens
+            d, t_p, o_len = estimate.value, self.t_prefill, self.output_tokens
             rate = 1.0 / (t_p + o_len / d)
             tpot = batch / d + batch * t_p / o_len
             load = rate * t_p  # prefill queue utilisation, < 1
@@ -315,16 +312,11 @@ def derive_capacity(
         )
 
     try:
-        offline = throughput(_replica(resolved, tp, "batch_inference", 1, i_len + o_len), o_len)
-        flop_rate = offline.value * offline_flops_per_output_token(arch, i_len, o_len)
-        peak = (gpu.bf16_tflops or math.inf) * 1e12 * tp * _PEAK_MULTIPLIER.get(resolved.precision, 1.0)
-        capped = flop_rate > peak
-        flop_rate = min(flop_rate, peak)
-        context = i_len + o_len // 2
+        found_index = index or profile_index(profiles, gpus)
+        t_prefill, prefill_note = prompt_seconds(resolved, gpu, tp, interconnect, found_index, i_len)
         model = _Replica(
             lambda batch: throughput(_replica(resolved, tp, "serving", batch, 2 * i_len + o_len)),
-            t_prefill=forward_flops(arch, i_len) / flop_rate,
-            compute_cap=flop_rate / (forward_flops(arch, context + 1) - forward_flops(arch, context)),
+            t_prefill=t_prefill,
             output_tokens=o_len,
             slo=slo,
         )
@@ -339,16 +331,15 @@ def derive_capacity(
             f"{one.ttft_s * 1e3:.1f} ms on {gpu.gpu_id} (tp {tp})"
         )
         return CapacityUnavailable(reason="slo_unreachable", detail=detail)
-    estimates = [offline, *model.estimates]
+    estimates = model.estimates
     measured = all(e.provenance == "measured" for e in estimates)
     limit = "SLO" if best.batch < b_max else ("KV cache" if b_kv < MAX_CONCURRENT_SEQUENCES else "max batch")
     targets = "no SLO" if slo is None else f"SLO TPOT {slo.tpot_ms} ms, TTFT {slo.ttft_ms} ms"
     method = (
         f"derived for {arch.name} ({resolved.precision}) on {tp}× {gpu.gpu_id}, {i_len} in / {o_len} out, "
         f"{targets}: KV room {room:.2f} GiB/GPU ÷ {kv_seq * 1024:.1f} MiB per sequence = {b_kv} sequences; "
-        f"batch {best.batch} ({limit} bound); decode {best.decode_tps:.0f} tokens/s (throughput model, "
-        f"compute cap {model.compute_cap:.0f}); prefill {model.t_prefill * 1e3:.2f} ms at "
-        f"{flop_rate / 1e12:.1f} TFLOP/s{' (the dense peak)' if capped else ''}; R = 1/(t_p + O/D) = "
+        f"batch {best.batch} ({limit} bound); decode {best.decode_tps:.0f} tokens/s (throughput model); "
+        f"prefill {model.t_prefill * 1e3:.2f} ms ({prefill_note}); R = 1/(t_p + O/D) = "
         f"{best.requests_per_s:.4g} req/s, TPOT {best.tpot_s * 1e3:.1f} ms, TTFT p{model.quantile * 100:g} "
         f"{best.ttft_s * 1e3:.1f} ms (M/D/1 prefill queue); assumes vLLM-like continuous batching "
         f"({MEMORY_FRACTION:g} of memory, ≤ {MAX_CONCURRENT_SEQUENCES} sequences), KV held for I+O "

@@ -1,65 +1,99 @@
-"""Throughput of a workload on ``n`` GPUs of one type: measured where a row matches, else derived.
+"""Throughput of a workload on ``n`` GPUs of one type: measured where a row matches, else the class model.
 
-:func:`estimate_throughput` is the entry point. A measured row that matches the model, task, metric,
-setting, GPU, precision class, GPU count and interconnect class is used as it is (the median if
-several, all cited). Otherwise the number is derived by the routes of :mod:`solver.transfer` with the
-multi-GPU scaling of :mod:`solver.calibration`, and the estimate says how (route, rows, the MFU or
-bandwidth share it implies, the scaling efficiency and where that came from). On top of the routes:
+:func:`estimate_throughput` is the entry point. In order:
 
-- a workload measured at a nearby setting (sequence length within 4× for training, prompt/output
-  lengths within 2× for inference) is answered at that setting × the ratio of work per unit;
-- inference runs ``gpu_count / tp`` independent replicas of a ``tp``-GPU group;
-- a derived multi-GPU number is never below what fewer GPUs or a worse interconnect achieve
-  (:func:`estimate_at_least`), so throughput never falls as GPUs are added or links improve.
+1. ``override`` — the workload states its own efficiency (``efficiency.mfu`` of the dense peak at its
+   precision, ``efficiency.bandwidth_utilization`` for generation): the class model's roofline at that
+   efficiency, echoed in the estimate;
+2. ``measured`` — rows of exactly this work (model, task variant, metric, setting) on this GPU,
+   precision, GPU count and interconnect: their median, all cited; a work measured at a nearby setting
+   (sequence length within 4× for training, prompt/output lengths within 2× for inference) on that
+   setup is answered at that setting × the ratio of work per unit (then ``derived``);
+3. ``class_model`` — the roofline of :mod:`solver.efficiency` at the efficiency calibrated for the
+   workload's class and software stack (:mod:`solver.class_fit`: one function for every GPU, moved by
+   the GPU's hardware factors, refined by rows of the same class on the same GPU family and of the same
+   model), times the multi-GPU scaling of :mod:`solver.scaling` (training) or ``gpu_count / tp``
+   independent replicas (inference).
 
-Every estimate carries ``provenance`` (measured | derived), its ``route``, the rows it rests on
-(``sources``, the 24 weightiest when more were used) and a confidence: a score in ``[0, 1]`` and a
-label (``high`` ≥ 0.75, ``medium`` ≥ 0.45, else ``low``). The score is 1.0 measured (0.9 when converted
-from a nearby setting), 0.85 same cell, 0.7 two-way with three paths or more (0.55 fewer), 0.5
-physics, 0.3 spec ratio; × 0.6 across precisions; × 0.9 when the scaling efficiency comes from other
-work or GPUs and × 0.8 when it is a default. Everything is deterministic.
-
-A planner asks for one workload on many GPUs, counts and interconnects, so what does not depend on
-them is worked out once per index: the workload's query terms, the count-independent routes per GPU
-and precision, and every estimate with nothing left out (bounded caches kept on the index).
+Every estimate says its ``workload_class``, ``stack``, the ``efficiency`` used (the class efficiency
+and the MFU or bandwidth share it implies on this GPU), the rows it rests on (``sources``: the rows of
+its class, the same model and GPU family first, at most 24), a ``band`` (10th–90th percentile, from the
+class's calibration residuals and the communication share) and a confidence: ``high`` for measured
+rows and class estimates with rows of this model on this GPU family, ``medium`` with rows of the class
+on this family, ``low`` when the GPU's level rests on hardware factors alone, its peak is a proxy, or
+the class has no rows of this stack (its efficiency is a prior). Everything is deterministic.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Final, Literal, NamedTuple
+from collections.abc import Mapping, Sequence
+from typing import Final, Literal
 
 import msgspec
 
-from solver.calibration import IndexMemo, ProfileIndex, scaling_factor
+from solver.calibration import IndexMemo, ProfileIndex
+from solver.class_fit import ClassModel
+from solver.class_rows import (
+    class_group,
+    offline_parts,
+    precision_key,
+    traffic_key,
+    uncosted_parts,
+)
+from solver.efficiency import (
+    ATTENTION_EFFICIENCY,
+    BANDWIDTH_EFFICIENCY,
+    Parts,
+    compute_parts,
+    decode_parts,
+    forward_terms,
+    seconds,
+    training_terms,
+)
 from solver.errors import InvalidWorkload, ThroughputUnavailable
-from solver.gpus import INTERCONNECT_RANK, GpuSpec, Interconnect
+from solver.gpus import GpuSpec, Interconnect
+from solver.hardware import Hardware, hardware_of
+from solver.links import instance_links
+from solver.memory import lora_params
 from solver.models import ModelArch
-from solver.observations import HardwareKey, Mode, Observation, WorkKey, supports_precision, weighted_median
+from solver.network import FABRIC_TRAITS, Network
+from solver.observations import Observation, Setup, WorkKey, training_variant, weighted_median
 from solver.profiles import MeasuredProfile
-from solver.transfer import ALL_ROUTES, Route, ThroughputQuery, derive, measured_rows
+from solver.scaling import Links, ScalingEstimate, training_scaling
+from solver.workclass import WorkClass, workload_class
 from solver.workcost import WORKLOAD_PRECISION_CLASS, PrecisionClass, setting_numbers, work_at_setting
 from solver.workload import ResolvedWorkload
 
 __all__ = [
-    "WORKLOAD_PRECISION_CLASS",
+    "DEFAULT_CLUSTER_NETWORK",
+    "Band",
+    "EfficiencyUsed",
     "ProfileSource",
     "Route",
     "ThroughputEstimate",
-    "ThroughputQuery",
-    "estimate_at_least",
-    "estimate_query",
+    "Topology",
+    "default_topology",
     "estimate_throughput",
-    "query_for_observation",
-    "query_for_workload",
+    "profile_index",
+    "prompt_seconds",
+    "workload_query",
 ]
 
-_CONFIDENCE: Final[dict[str, float]] = {"measured": 1.0, "same_cell": 0.85, "physics": 0.5, "spec_ratio": 0.3}
-_SCALING_CONFIDENCE: Final = (1.0, 0.9, 0.9, 0.8)  # by ScalingFit.level
+Route = Literal["measured", "class_model", "override"]
 _MAX_SOURCES: Final = 24
-_MEMO_LIMIT: Final = 50_000
+_Z90: Final = 1.2816  # the 10th/90th percentile of a normal, in σ
+_PRIOR_SIGMA: Final = 0.35
+_GROUP_GPUS: Final = 8
+
+DEFAULT_CLUSTER_NETWORK: Final = Network(
+    network_class="infiniband",
+    gbps=400.0 * _GROUP_GPUS,
+    derived=True,
+    rule="assumed: a training cluster of 8-GPU nodes, one 400 Gbit/s InfiniBand NIC per GPU",
+)
+"""The network assumed between instances when an estimate spans several and names none."""
 
 
 class ProfileSource(msgspec.Struct, frozen=True, kw_only=True):
@@ -74,6 +108,29 @@ class ProfileSource(msgspec.Struct, frozen=True, kw_only=True):
     source: str
 
 
+class Band(msgspec.Struct, frozen=True, kw_only=True):
+    """The 10th–90th percentile range of a value."""
+
+    low: float
+    high: float
+
+
+class EfficiencyUsed(msgspec.Struct, frozen=True, kw_only=True):
+    """The efficiency behind an estimate.
+
+    ``class_efficiency`` is the calibrated (or given) share of the GPU's achievable matmul speed the
+    class keeps; ``mfu`` what the estimate implies as a share of the dense peak at the job's precision
+    (training and prompt passes); ``bandwidth_utilization`` the share of memory bandwidth generation
+    reaches. ``basis``: ``calibrated`` (from rows of the class), ``prior`` (no rows of this class and
+    stack: the documented prior), ``override`` (given by the request) or ``measured``.
+    """
+
+    basis: Literal["calibrated", "prior", "override", "measured"]
+    class_efficiency: float | None = None
+    mfu: float | None = None
+    bandwidth_utilization: float | None = None
+
+
 class ThroughputEstimate(msgspec.Struct, frozen=True, kw_only=True):
     """A throughput (total over all GPUs) with its provenance, the rows behind it and a confidence."""
 
@@ -85,13 +142,134 @@ class ThroughputEstimate(msgspec.Struct, frozen=True, kw_only=True):
     confidence: Literal["high", "medium", "low"]
     confidence_score: float
     method: str
+    workload_class: WorkClass
+    stack: str
+    efficiency: EfficiencyUsed
+    band: Band
+    scaling: ScalingEstimate | None = None
 
 
-_SOURCES: IndexMemo[int, ProfileSource] = IndexMemo(_MEMO_LIMIT)
+class Topology(msgspec.Struct, frozen=True, kw_only=True):
+    """Where the GPUs sit: instances of ``gpus_per_instance`` linked by ``interconnect`` inside and by
+    ``network`` between them."""
+
+    gpus_per_instance: int
+    interconnect: Interconnect
+    network: Network = DEFAULT_CLUSTER_NETWORK
 
 
-def _sources(index: ProfileIndex, rows: Iterable[Observation]) -> list[ProfileSource]:
-    """The citations of rows (each made once per index and row: they are immutable)."""
+def default_topology(gpu: GpuSpec, gpu_count: int, interconnect: Interconnect) -> Topology:
+    """One instance up to 8 GPUs (72 in a GB200/GB300 NVLink domain), the cluster network beyond."""
+    per_instance = 72 if gpu.gpu_id.startswith(("gb200", "gb300")) else _GROUP_GPUS
+    return Topology(gpus_per_instance=min(gpu_count, per_instance), interconnect=interconnect)
+
+
+class _Query(msgspec.Struct, frozen=True, kw_only=True):
+    """A workload in the index's terms, independent of the GPU and its count."""
+
+    work: WorkKey
+    work_class: WorkClass
+    precision: PrecisionClass
+    unit_scale: float
+    """Factor from the measured (nearby) setting's unit to the asked one (1 when exact)."""
+    adjustment: str
+
+
+_QUERIES: IndexMemo[tuple[ResolvedWorkload, int | None], _Query] = IndexMemo(4096)
+_SOURCES: IndexMemo[int, ProfileSource] = IndexMemo(50_000)
+
+
+def _metric(arch: ModelArch, training: bool) -> str:
+    if arch.family in ("vision", "diffusion"):
+        return "images_per_s" if training else "samples_per_s"
+    if arch.family == "encoder":
+        return "sequences_per_s" if training else "samples_per_s"
+    return "tokens_per_s" if training else "output_tokens_per_s"
+
+
+def _lengths(workload: ResolvedWorkload, output_len: int | None) -> tuple[int, int]:
+    """(prompt, output) tokens of a batch-inference request of ``seq_len`` tokens."""
+    seq = workload.seq_len
+    out = min(seq, output_len) if output_len is not None else max(1, seq // 2)
+    return seq - out, out
+
+
+def _setting(workload: ResolvedWorkload, work_class: WorkClass, output_len: int | None) -> str:
+    arch = workload.arch
+    if workload.kind in ("train", "fine_tune"):
+        return str(workload.seq_len) if arch.is_transformer else ""
+    if work_class == "decode":
+        return f"0/{workload.seq_len}"
+    if arch.family == "decoder" and arch.is_transformer:
+        prompt, out = _lengths(workload, output_len)
+        return f"{prompt}/{out}"
+    return str(workload.seq_len) if arch.is_transformer else ""
+
+
+def _nearest_setting(index: ProfileIndex, work: WorkKey, training: bool) -> str | None:
+    """The measured setting of the same model and task closest to ``work.setting`` (within 2×, 4× train)."""
+    wanted = setting_numbers(work.setting)
+    if wanted is None or work in index.works:
+        return None
+    limit = math.log(4.0 if training else 2.0)
+    best: tuple[float, str] | None = None
+    for other in index.works_of_task.get(work[:3], ()):
+        numbers = setting_numbers(other.setting)
+        if numbers is None or len(numbers) != len(wanted):
+            continue
+        distance = sum(abs(math.log((a + 1) / (b + 1))) for a, b in zip(wanted, numbers, strict=True))
+        if distance <= limit and (best is None or (distance, other.setting) < best):
+            best = (distance, other.setting)
+    return best[1] if best else None
+
+
+def workload_query(workload: ResolvedWorkload, index: ProfileIndex, output_len: int | None = None) -> _Query:
+    """What a workload asks of the index (remembered per index and workload)."""
+    memo = _QUERIES.of(index)
+    found = memo.get((workload, output_len))
+    if found is not None:
+        return found
+    arch, work_class = workload.arch, workload_class(workload)
+    training = workload.kind in ("train", "fine_tune")
+    precision = WORKLOAD_PRECISION_CLASS[workload.precision]
+    if training:
+        precision = "bf16" if precision in ("int8", "int4") else precision  # dequantised to 16-bit compute
+        variant = training_variant(work_class, workload.method, workload.recompute)
+    else:
+        batch = workload.batch_size
+        variant = "inference" if work_class != "decode" or batch == 1 else f"inference:batch={batch}"
+    metric = _metric(arch, training)
+    setting = _setting(workload, work_class, output_len)
+    if not setting:
+        settings = [work.setting for work in index.works_of_task.get((arch.name, variant, metric), ())]
+        setting = min(settings) if settings else ""
+    work = WorkKey(arch.name, variant, metric, setting)
+    scale, adjustment = 1.0, ""
+    nearest = _nearest_setting(index, work, training)
+    if nearest is not None:
+        mode = "train" if training else "decode" if work_class == "decode" else "offline"
+        here, there = (
+            work_at_setting(workload, mode, metric, setting),
+            work_at_setting(workload, mode, metric, nearest),
+        )
+        if here and there:
+            scale = there / here
+            adjustment = (
+                f"{arch.name} at {nearest} (measured setting nearest to {setting}) × work ratio {scale:.3f}"
+            )
+            work = work._replace(setting=nearest)
+    found = _Query(
+        work=work, work_class=work_class, precision=precision, unit_scale=scale, adjustment=adjustment
+    )
+    memo[workload, output_len] = found
+    return found
+
+
+def _label(score: float) -> Literal["high", "medium", "low"]:
+    return "high" if score >= 0.75 else "medium" if score >= 0.45 else "low"
+
+
+def _cite(index: ProfileIndex, rows: Sequence[Observation]) -> list[ProfileSource]:
     memo = _SOURCES.of(index)
     cited: list[ProfileSource] = []
     for obs in rows:
@@ -111,331 +289,240 @@ def _sources(index: ProfileIndex, rows: Iterable[Observation]) -> list[ProfileSo
     return cited
 
 
-def _label(score: float) -> Literal["high", "medium", "low"]:
-    return "high" if score >= 0.75 else "medium" if score >= 0.45 else "low"
-
-
-def _implied(query: ThroughputQuery, gpu: GpuSpec | None, one_gpu: float) -> str:
-    """The efficiency a 1-GPU value implies: MFU of the bf16 dense peak, or share of memory bandwidth."""
-    if query.cost is None or gpu is None:
-        return ""
-    rate = one_gpu * query.cost
-    if query.mode == "decode" and gpu.memory_bandwidth_tbps:
-        share, peak = rate / (gpu.memory_bandwidth_tbps * 1e12), f"{gpu.memory_bandwidth_tbps:g} TB/s"
-        return f"; 1 GPU = {share:.2f} of {peak} at {query.cost:.3g} bytes per token"
-    if query.mode != "decode" and gpu.bf16_tflops:
-        share, peak = rate / (gpu.bf16_tflops * 1e12), f"{gpu.bf16_tflops:g} bf16 TFLOPS"
-        unit = query.work.metric.removesuffix("_per_s").removesuffix("s")
-        return f"; 1 GPU = MFU {share:.2f} of {peak} at {query.cost:.3g} FLOPs per {unit}"
-    return ""
-
-
-def estimate_query(
-    query: ThroughputQuery,
-    index: ProfileIndex,
-    exclude: frozenset[int] = frozenset(),
-    *,
-    routes: frozenset[Route] = ALL_ROUTES,
-    at_count: bool = True,
-) -> ThroughputEstimate:
-    """Estimate ``query`` from the indexed rows, never using the rows whose ids are in ``exclude``.
-
-    ``routes`` limits the routes tried (to test one route alone); ``at_count=False`` asks for the
-    count-independent base (1-GPU equivalent × scaling, no measured row). Raises
-    :class:`~solver.errors.ThroughputUnavailable` when no allowed route has data.
-    """
-    return _estimate(query, index, exclude, routes, at_count)[0]
-
-
-def _estimate(
-    query: ThroughputQuery,
-    index: ProfileIndex,
-    exclude: frozenset[int],
-    routes: frozenset[Route],
-    at_count: bool,
-) -> tuple[ThroughputEstimate, bool]:
-    """:func:`estimate_query`, and whether its answer is also the count-independent base's (no
-    measured row and no route that answers at the GPU count itself)."""
-    where = f"{query.gpu_count}× {query.hardware.gpu_id} ({query.hardware.precision})"
-    prefix = f"{query.adjustment}; " if query.adjustment else ""
-    measured = measured_rows(query, index, exclude) if "measured" in routes and at_count else []
-    if measured:
-        value = weighted_median((obs.profile.value, 1.0) for obs in measured)
-        return ThroughputEstimate(
-            value=value * query.scale,
-            unit=query.work.metric,
-            provenance="derived" if query.adjustment else "measured",
-            route="measured",
-            sources=_sources(index, measured),
-            confidence="high",
-            confidence_score=0.9 if query.adjustment else 1.0,
-            method=f"{prefix}measured: median of {len(measured)} matching row(s) for {query.label} on {where}",
-        ), False
-    estimate = derive(query, index, exclude, routes, at_count=at_count)
-    if estimate is None:
-        raise ThroughputUnavailable(
-            f"no measured row or calibration covers {query.label} ({query.work.variant}, "
-            f"{query.work.metric}) on {query.hardware.gpu_id} at {query.hardware.precision}"
-        )
-    score = _CONFIDENCE.get(estimate.route, 0.7 if estimate.paths >= 3 else 0.55)
-    score *= 0.6 if estimate.cross_precision else 1.0
-    value = math.exp(estimate.log_value)
-    implied = "" if estimate.at_count else _implied(query, index.gpus.get(query.hardware.gpu_id), value)
-    value *= query.scale
-    scaling_text = ""
-    if query.gpu_count > 1 and not estimate.at_count:
-        group = query.group or next(iter(index.groups_of.get(query.work, [])), "")
-        fit = index.scaling((group, query.work, query.hardware, query.mode), query.interconnect, exclude)
-        factor = scaling_factor(query.gpu_count, fit.efficiency)
-        value *= factor
-        score *= _SCALING_CONFIDENCE[fit.level]
-        scaling_text = (
-            f"; {query.gpu_count}-GPU scaling {factor / query.gpu_count:.2f} "
-            f"(efficiency {fit.efficiency:.3f} per doubling, {fit.basis})"
-        )
-    ranked = estimate.rows[:_MAX_SOURCES]  # weightiest first
-    found = ThroughputEstimate(
-        value=value,
-        unit=query.work.metric,
-        provenance="derived",
-        route=estimate.route,
-        sources=_sources(index, (index.by_id[pid] for _, pid in ranked)),
-        confidence=_label(score),
-        confidence_score=round(score, 3),
-        method=f"{prefix}derived for {query.label} on {where}: {estimate.text}{implied}{scaling_text}; "
-        f"{len(estimate.rows)} rows used, {len(ranked)} cited",
-    )
-    return found, not estimate.at_count
-
-
-def query_for_observation(obs: Observation) -> ThroughputQuery:
-    """The query a measured row answers (used to test the model against the rows themselves)."""
-    return ThroughputQuery(
-        work=obs.work,
-        hardware=obs.hardware,
-        gpu_count=obs.profile.gpu_count,
-        interconnect=obs.interconnect,
-        mode=obs.mode,
-        label=obs.profile.model,
-        arch=obs.arch,
-        cost=obs.cost,
-        group=obs.group,
-    )
-
-
-def _unit(arch: ModelArch, training: bool) -> str:
-    if arch.family in ("vision", "diffusion"):
-        return "images_per_s" if training else "samples_per_s"
-    if arch.family == "encoder":
-        return "sequences_per_s" if training else "samples_per_s"
-    return "tokens_per_s" if training else "output_tokens_per_s"
-
-
-def _measured_setting(index: ProfileIndex, model: str, variant: str, metric: str) -> str:
-    """The setting the model was measured at for this task (the first in text order); ``""`` if none."""
-    settings = [work.setting for work in index.works_of_task.get((model, variant, metric), ())]
-    return min(settings) if settings else ""
-
-
-def _nearest_setting(index: ProfileIndex, work: WorkKey, mode: Mode) -> str | None:
-    """The measured setting of the same model and task closest to ``work.setting`` (within 2×, 4× train)."""
-    wanted = setting_numbers(work.setting)
-    if wanted is None or work in index.groups_of:
-        return None
-    limit = math.log(4.0 if mode == "train" else 2.0)
-    best: tuple[float, str] | None = None
-    for other in index.works_of_task.get(work[:3], ()):
-        numbers = setting_numbers(other.setting)
-        if numbers is None or len(numbers) != len(wanted):
-            continue
-        distance = sum(abs(math.log((a + 1) / (b + 1))) for a, b in zip(wanted, numbers, strict=True))
-        if distance <= limit and (best is None or (distance, other.setting) < best):
-            best = (distance, other.setting)
-    return best[1] if best else None
-
-
-class _WorkloadTerms(NamedTuple):
-    """The part of a workload's query that does not depend on the GPU, its count or interconnect."""
-
-    work: WorkKey
-    mode: Mode
-    precision: PrecisionClass
-    cost: float | None
-    scale: float
-    adjustment: str
-
-
-_TERMS: IndexMemo[tuple[ResolvedWorkload, int | None], _WorkloadTerms] = IndexMemo(4096)
-
-
-def _workload_terms(
-    workload: ResolvedWorkload, index: ProfileIndex, output_len: int | None
-) -> _WorkloadTerms:
-    """What a workload asks for in the index's terms (remembered per index and workload)."""
-    memo = _TERMS.of(index)
-    found = memo.get((workload, output_len))
-    if found is not None:
-        return found
-    arch = workload.arch
-    precision = WORKLOAD_PRECISION_CLASS[workload.precision]
-    seq = workload.seq_len
-    training = workload.kind in ("train", "fine_tune")
-    metric = _unit(arch, training)
-    mode: Mode
-    setting = ""
-    if training:
-        mode, variant = "train", "train"
-        if workload.method != "full" or workload.recompute == "full":
-            variant = f"train:{workload.method}:{workload.recompute}"
-        precision = "bf16" if precision in ("int8", "int4") else precision  # dequantised to 16-bit compute
-        setting = str(seq) if arch.is_transformer else ""
-    elif workload.kind == "serving" and arch.family == "decoder" and arch.is_transformer:
-        mode = "decode"
-        batch = workload.batch_size
-        variant = "inference" if batch == 1 else f"inference:batch={batch}"
-        setting = f"0/{seq}"
-    else:
-        mode, variant = "offline", "inference"
-        if arch.family == "decoder" and arch.is_transformer:
-            out = min(seq, output_len) if output_len is not None else max(1, seq // 2)
-            setting = f"{seq - out}/{out}"
-        elif arch.is_transformer:
-            setting = str(seq)
-    if not setting:
-        setting = _measured_setting(index, arch.name, variant, metric)
-    work = WorkKey(arch.name, variant, metric, setting)
-    cost = work_at_setting(workload, mode, metric, setting)
-    scale, adjustment = 1.0, ""
-    nearest = _nearest_setting(index, work, mode)
-    near_cost = work_at_setting(workload, mode, metric, nearest) if nearest else None
-    if nearest and near_cost and cost:
-        scale = near_cost / cost
-        adjustment = (
-            f"{arch.name} at {nearest} (measured setting nearest to {setting}) × work ratio {scale:.3f}"
-        )
-        work, cost = work._replace(setting=nearest), near_cost
-    found = _WorkloadTerms(work, mode, precision, cost, scale, adjustment)
-    memo[workload, output_len] = found
-    return found
-
-
-def query_for_workload(
-    workload: ResolvedWorkload,
+def _measured(
+    query: _Query,
     gpu: GpuSpec,
-    gpu_count: int,
+    count: int,
     interconnect: Interconnect,
     index: ProfileIndex,
-    *,
-    output_len: int | None = None,
-) -> ThroughputQuery:
-    """Translate a workload on ``gpu_count`` GPUs into a query (see :func:`estimate_throughput`).
+    exclude: frozenset[int],
+) -> list[Observation]:
+    setup = Setup(gpu.gpu_id, query.precision, count, interconnect)
+    return [o for o in index.by_exact.get((query.work, setup), ()) if o.profile.profile_id not in exclude]
 
-    When the model was measured at a nearby setting (sequence or prompt/output lengths within 2×, 4×
-    for training) but not at this one, the query asks for that setting and carries the work ratio
-    that converts its answer back (``scale``).
-    """
-    terms = _workload_terms(workload, index, output_len)
-    if not supports_precision(gpu.gpu_id, terms.precision):
-        raise ThroughputUnavailable(f"{gpu.name} has no {terms.precision} tensor cores")
-    return ThroughputQuery(
-        work=terms.work,
-        hardware=HardwareKey(gpu.gpu_id, terms.precision),
-        gpu_count=gpu_count,
-        interconnect=interconnect,
-        mode=terms.mode,
-        label=workload.arch.name,
-        arch=workload.arch,
-        cost=terms.cost,
-        scale=terms.scale,
-        adjustment=terms.adjustment,
+
+def effect_group(work_class: str, offline: bool) -> str:
+    """The group whose GPU-family and model effects apply (batch inference has its own)."""
+    return "offline" if offline else class_group(work_class)
+
+
+class _Unit(msgspec.Struct, frozen=True, kw_only=True):
+    """One unit of the workload on one GPU (or one tensor-parallel group for inference)."""
+
+    parts: Parts
+    cost_key: str | None
+    efficiency_key: str
+    group: str
+    note: str
+
+
+def _tp_step_seconds(arch: ModelArch, batch: int, tp: int, links: Links) -> float:
+    """A decoding step's tensor-parallel all-reduces: two per layer of ``batch × hidden`` activations."""
+    if tp <= 1:
+        return 0.0
+    size = batch * arch.hidden_size * 2.0
+    return 2 * arch.layers * (2 * (tp - 1) / tp * size / links.intra_bytes_per_s + links.intra_latency_s)
+
+
+def _unit(
+    workload: ResolvedWorkload, query: _Query, hw: Hardware, links: Links, output_len: int | None
+) -> _Unit:
+    arch, precision, stack = workload.arch, query.precision, workload.stack
+    work_class = query.work_class
+    seq = workload.seq_len
+    if workload.kind in ("train", "fine_tune"):
+        key = f"{work_class}/{stack}"
+        group = class_group(work_class)
+        if arch.is_transformer:
+            terms = training_terms(arch, seq, workload.method, workload.recompute)
+            parts = compute_parts(terms, hw, precision)
+            per_sequence = query.work.metric == "sequences_per_s"
+            return _Unit(parts=parts.scaled(seq) if per_sequence else parts, cost_key=None,
+                         efficiency_key=key, group=group, note="")  # fmt: skip
+        cost_key = f"{query.work.model}|{query.work.metric}|{query.work.setting}"
+        return _Unit(parts=uncosted_parts(hw, precision), cost_key=cost_key, efficiency_key=key, group=group,
+                     note="")  # fmt: skip
+    tp = workload.tp
+    key = f"prefill/{stack}"
+    if work_class == "decode":
+        batch = workload.batch_size
+        parts = decode_parts(
+            arch, hw, precision, batch=batch, context=seq / 2, gpus=tp,
+            step_fixed_s=_tp_step_seconds(arch, batch, tp, links),
+        )  # fmt: skip
+        note = f"decode at batch {batch}, mean context {seq / 2:g} tokens"
+        return _Unit(parts=parts, cost_key=None, efficiency_key=key, group="decode", note=note)
+    if arch.family == "decoder" and arch.is_transformer:
+        prompt, out = _lengths(workload, output_len)
+        found = offline_parts(arch, hw, precision, prompt, out, tp)
+        if found is None:
+            raise ThroughputUnavailable(
+                f"{arch.name} ({workload.precision}) does not fit {tp}× {hw.gpu_id} with room for a KV cache"
+            )
+        parts, batch = found
+        batch_fixed = _tp_step_seconds(arch, batch, tp, links) / batch
+        note = f"prompt {prompt} + {out} generated tokens per request, decoding {batch} requests at once"
+        return _Unit(parts=parts._replace(e=parts.e + batch_fixed), cost_key=None, efficiency_key=key,
+                     group="offline", note=note)  # fmt: skip
+    if arch.is_transformer:
+        parts = compute_parts(forward_terms(arch, seq), hw, precision).scaled(seq / tp)
+        return _Unit(parts=parts, cost_key=None, efficiency_key=key, group="prefill", note="")
+    cost_key = f"{query.work.model}|{query.work.metric}|{query.work.setting}"
+    return _Unit(parts=uncosted_parts(hw, precision).scaled(1.0 / tp), cost_key=cost_key, efficiency_key=key,
+                 group="prefill", note="")  # fmt: skip
+
+
+def _flops(parts: Parts, hw: Hardware, precision: PrecisionClass) -> float:
+    """FLOPs per unit behind ``parts`` (matmuls at the job's precision, attention in 16 bit)."""
+    attention: PrecisionClass = "fp32" if precision == "fp32" else "bf16"
+    return (
+        parts.a * hw.achievable_tflops(precision) * 1e12
+        + parts.b * hw.achievable_tflops(attention) * 1e12 * ATTENTION_EFFICIENCY
     )
 
 
-_ESTIMATES: IndexMemo[tuple[ThroughputQuery, bool], tuple[ThroughputEstimate | None]] = IndexMemo(_MEMO_LIMIT)
+class _PerGpu(msgspec.Struct, frozen=True, kw_only=True):
+    """Seconds per unit on one GPU (or tensor-parallel group) and how they were worked out."""
+
+    seconds: float
+    efficiency: EfficiencyUsed
+    sigma: float
+    score: float
+    key: str
+    text: str
 
 
-def _memo_estimate(query: ThroughputQuery, index: ProfileIndex, at_count: bool) -> ThroughputEstimate | None:
-    """:func:`estimate_query` with nothing left out, remembered per index; ``None`` when unavailable."""
-    memo = _ESTIMATES.of(index)
-    hit = memo.get((query, at_count))
-    if hit is not None:
-        return hit[0]
-    base_too = True  # nothing at the count means no base either
-    try:
-        found, base_too = _estimate(query, index, frozenset(), ALL_ROUTES, at_count)
-    except ThroughputUnavailable:
-        found = None
-    memo[query, at_count] = (found,)
-    if at_count and base_too:
-        memo[query, False] = (found,)
-    return found
-
-
-_SETUPS: IndexMemo[tuple[HardwareKey, int, Interconnect], list[tuple[int, Interconnect]]] = IndexMemo(
-    _MEMO_LIMIT
-)
-
-
-def _weaker_setups(query: ThroughputQuery, index: ProfileIndex) -> list[tuple[int, Interconnect]]:
-    """Measured setups of this GPU and precision with no more GPUs and no better interconnect than
-    the query's (one GPU always included), the query's own setup left out."""
-    memo = _SETUPS.of(index)
-    key = (query.hardware, query.gpu_count, query.interconnect)
-    found = memo.get(key)
-    if found is None:
-        rank = INTERCONNECT_RANK[query.interconnect]
-        weaker = {
-            (count, interconnect)
-            for count, interconnect in index.setups_of.get(query.hardware, ())
-            if count <= query.gpu_count and INTERCONNECT_RANK[interconnect] <= rank
-        }
-        weaker.add((1, "none"))
-        weaker.discard((query.gpu_count, query.interconnect))
-        found = memo[key] = sorted(weaker)
-    return found
-
-
-def estimate_at_least(query: ThroughputQuery, index: ProfileIndex) -> ThroughputEstimate:
-    """:func:`estimate_query`, but a derived multi-GPU number is never below what fewer GPUs achieve.
-
-    ``n`` GPUs can always do what a subset of them does, and a better interconnect what a worse one
-    does, so a derived value is the largest of the estimate at ``n``, the count-independent base ×
-    ``S(n)``, and the estimates at the setups this GPU was measured at with no more GPUs and no better
-    interconnect (and one GPU). The result never falls as GPUs are added or the interconnect improves;
-    measured rows are still used as they are.
-    """
-    raw = _memo_estimate(query, index, True)
-    if query.gpu_count == 1 or (raw is not None and raw.provenance == "measured"):
-        if raw is None:
-            return estimate_query(query, index)  # raises ThroughputUnavailable with its reason
-        return raw
-    best: ThroughputEstimate | None = None
-    for candidate in (raw, _memo_estimate(query, index, False)):
-        if candidate is not None and (best is None or candidate.value > best.value):
-            best = candidate
-    weaker: tuple[int, Interconnect] | None = None  # the setup of ``best`` when it is a weaker one
-    for count, interconnect in _weaker_setups(query, index):
-        smaller = _memo_estimate(
-            msgspec.structs.replace(query, gpu_count=count, interconnect=interconnect), index, True
-        )
-        if smaller is not None and (best is None or smaller.value > best.value):
-            best, weaker = smaller, (count, interconnect)
-    if best is None:
-        return estimate_query(query, index)
-    if weaker is None:
-        return best
-    return msgspec.structs.replace(
-        best,
-        provenance="derived",
-        method=f"at least what {weaker[0]} of the {query.gpu_count} GPUs ({weaker[1]}) achieve: {best.method}",
+def _class_seconds(
+    workload: ResolvedWorkload, query: _Query, unit: _Unit, hw: Hardware, model: ClassModel
+) -> _PerGpu:
+    """The class model's seconds per unit: roofline at the class efficiency, refined by effects."""
+    precision = query.precision
+    key = unit.efficiency_key
+    decode_key = f"decode/{workload.stack}"
+    fitted = key in model.efficiency and (unit.parts.d == 0 or decode_key in model.efficiency)
+    efficiency = model.efficiency_of(key)
+    bandwidth = model.efficiency_of(decode_key)
+    pkey = precision_key(precision)
+    phi = model.precision_factor_of(pkey) if pkey else 1.0
+    traffic = model.traffic_of(traffic_key(query.work_class))
+    override = workload.efficiency
+    basis: Literal["calibrated", "prior", "override"] = "calibrated" if fitted else "prior"
+    t = seconds(unit.parts, efficiency=efficiency, bandwidth=bandwidth, precision=phi, traffic=traffic)
+    if unit.cost_key is not None:
+        cost = model.cost.get(unit.cost_key)
+        if cost is None:
+            raise ThroughputUnavailable(
+                f"{workload.arch.name} has no FLOPs formula and no measured row to set its cost per unit"
+            )
+        t *= cost
+    effect = model.effects(hw.family or hw.gpu_id, workload.arch.name, unit.group)
+    if override is not None:
+        basis = "override"
+        effect = 0.0
+        flops = _flops(unit.parts, hw, precision)
+        compute = flops / (override.mfu * hw.peak_tflops(precision) * 1e12) if override.mfu else None
+        if compute is None:
+            compute = (unit.parts.a / phi + unit.parts.b) / efficiency + traffic * unit.parts.c
+        memory = unit.parts.d / (override.bandwidth_utilization or bandwidth) + unit.parts.e
+        t = compute + memory
+    t /= math.exp(effect)
+    score = _evidence(model, hw, workload.arch.name, unit.group, basis)
+    sigma = _PRIOR_SIGMA if basis == "prior" else model.sigma.get(key, _PRIOR_SIGMA)
+    if hw.peak_proxied:
+        sigma = math.hypot(sigma, 0.3)
+    text = (
+        f"class {query.work_class}/{workload.stack}: efficiency {efficiency:.3f} ({basis})"
+        + (f", bandwidth share {bandwidth:.3f}" if unit.parts.d > 0 else "")
+        + (f", {pkey} factor {phi:.2f}" if pkey else "")
+        + f", traffic factor {traffic:.1f}; {hw.basis}"
+        + (f"; GPU-family/model refinement ×{math.exp(effect):.3f}" if abs(effect) > 1e-3 else "")
+        + (f"; {unit.note}" if unit.note else "")
+    )
+    return _PerGpu(
+        seconds=t,
+        efficiency=EfficiencyUsed(basis=basis, class_efficiency=efficiency if basis != "override" else None),
+        sigma=sigma,
+        score=score,
+        key=key,
+        text=text,
     )
 
 
-@functools.lru_cache(maxsize=4)
-def _cached_index(
-    profiles: tuple[MeasuredProfile, ...], gpus: tuple[tuple[str, GpuSpec], ...]
-) -> ProfileIndex:
-    return ProfileIndex(profiles, dict(gpus))
+def _evidence(model: ClassModel, hw: Hardware, arch_name: str, group: str, basis: str) -> float:
+    """Confidence score of a class-model estimate from what its rows say about this GPU and model."""
+    if basis == "override":
+        return 0.5
+    family = f"{hw.family or hw.gpu_id}|{group}" in model.family_effect
+    same_model = f"{arch_name}|{group}" in model.model_effect
+    score = 0.85 if family and same_model else 0.6 if family else 0.4
+    if basis == "prior":
+        score *= 0.6
+    if hw.peak_proxied:
+        score *= 0.6
+    return score
+
+
+_RANKED: IndexMemo[tuple[str, str, str, int], tuple[int, ...]] = IndexMemo(4096)
+
+
+def _class_sources(
+    index: ProfileIndex, model: ClassModel, key: str, family: str, arch_name: str
+) -> list[ProfileSource]:
+    """The rows that set the class efficiency: this model on this family first, then this family, this
+    model, the rest (at most :data:`_MAX_SOURCES`)."""
+    memo = _RANKED.of(index)
+    memo_key = (key, family, arch_name, id(model))
+    ranked = memo.get(memo_key)
+    if ranked is None:
+
+        def rank(pid: int) -> tuple[int, int]:
+            obs = index.by_id[pid]
+            hw = index.hardware(obs.profile.gpu_id)
+            same_family = (hw.family or hw.gpu_id) == family
+            same_model = obs.arch is not None and obs.arch.name == arch_name
+            return (0 if same_family and same_model else 1 if same_family else 2 if same_model else 3, pid)
+
+        ranked = memo[memo_key] = tuple(sorted(model.rows.get(key, ()), key=rank)[:_MAX_SOURCES])
+    return _cite(index, [index.by_id[pid] for pid in ranked])
+
+
+def _band(value: float, sigma: float) -> Band:
+    spread = math.exp(_Z90 * sigma)
+    return Band(low=value / spread, high=value * spread)
+
+
+def _links(gpu: GpuSpec, topology: Topology) -> Links:
+    traits = FABRIC_TRAITS[topology.network.network_class]
+    return instance_links(
+        gpu,
+        topology.interconnect,
+        topology.gpus_per_instance,
+        network_gbps=topology.network.gbps,
+        network_efficiency=traits.collective_efficiency,
+        network_latency_s=traits.latency_us * 1e-6 if math.isfinite(traits.latency_us) else 0.0,
+        network_label=f"{topology.network.network_class} ({topology.network.gbps:g} Gbit/s)",
+    )
+
+
+def _implied(
+    estimate_per_gpu: float,
+    unit: _Unit,
+    hw: Hardware,
+    precision: PrecisionClass,
+    basis: str,
+    used: EfficiencyUsed,
+) -> EfficiencyUsed:
+    """The MFU (compute-bound) or bandwidth share (generation) one GPU's rate implies."""
+    if unit.parts.d > 0:
+        bandwidth = hw.bandwidth_tbps * 1e12
+        moved = unit.parts.d * bandwidth * BANDWIDTH_EFFICIENCY  # bytes behind the bandwidth-bound part
+        share = moved * estimate_per_gpu / bandwidth if bandwidth else None
+        return msgspec.structs.replace(used, bandwidth_utilization=round(share, 4) if share else None)
+    flops = _flops(unit.parts, hw, precision)
+    if unit.cost_key is not None or hw.peak_tflops(precision) <= 0:
+        return used
+    mfu = flops * estimate_per_gpu / (hw.peak_tflops(precision) * 1e12)
+    return msgspec.structs.replace(used, mfu=round(mfu, 4))
 
 
 def estimate_throughput(
@@ -448,8 +535,10 @@ def estimate_throughput(
     *,
     output_len: int | None = None,
     index: ProfileIndex | None = None,
+    topology: Topology | None = None,
+    exclude: frozenset[int] = frozenset(),
 ) -> ThroughputEstimate:
-    """Throughput of ``workload`` on ``gpu_count`` × ``gpu`` linked by ``interconnect`` (total, all GPUs).
+    """Throughput of ``workload`` on ``gpu_count`` × ``gpu`` (total over all GPUs).
 
     Units: training ``tokens_per_s`` (decoders), ``sequences_per_s`` (encoders) or ``images_per_s``
     (vision); ``batch_inference`` of a decoder: generated ``output_tokens_per_s`` for requests of
@@ -457,35 +546,200 @@ def estimate_throughput(
     decode ``output_tokens_per_s`` at ``batch_size`` concurrent sequences of mean context
     ``seq_len / 2``; other inference ``samples_per_s``.
 
-    ``gpu_count`` overrides ``workload.gpu_count`` (candidates vary it). Inference runs
-    ``gpu_count / tp`` independent replicas of ``tp`` GPUs each (``gpu_count`` must be a multiple of
-    ``tp``); training treats all GPUs as one data-parallel job. Pass a prebuilt ``index`` to skip
-    indexing ``profiles`` (otherwise it is built once per distinct content and cached).
+    ``gpu_count`` overrides ``workload.gpu_count``. Training spreads one data-parallel job (tensor
+    parallelism ``workload.tp`` inside an instance) over ``topology`` (default :func:`default_topology`);
+    inference runs ``gpu_count / tp`` independent replicas. ``exclude`` leaves measured rows out (the
+    accuracy tests use it). Pass a prebuilt ``index`` to skip indexing ``profiles``.
 
     Raises :class:`~solver.errors.InvalidWorkload` for a bad ``gpu_count`` or a tensor-parallel group
-    on interconnect ``none``, and
-    :class:`~solver.errors.ThroughputUnavailable` when nothing supports an estimate (including a
-    precision the GPU has no tensor cores for).
+    on interconnect ``none``, and :class:`~solver.errors.ThroughputUnavailable` when nothing supports
+    an estimate (a precision the GPU has no tensor cores for, a model that does not fit for inference,
+    a work without a FLOPs formula and no rows).
     """
     if gpu_count < 1:
         raise InvalidWorkload("gpu_count", f"must be at least 1, got {gpu_count}")
     if index is None:
-        index = _cached_index(tuple(profiles), tuple(sorted(gpus.items())))
-    if workload.is_inference and workload.tp > 1 and interconnect == "none":
+        index = profile_index(profiles, gpus)
+    tp = workload.tp
+    if gpu_count % tp:
+        raise InvalidWorkload("gpu_count", f"must be a multiple of tp ({tp}), got {gpu_count}")
+    if tp > 1 and interconnect == "none":
         raise InvalidWorkload("tp", "a tensor-parallel group needs GPUs linked inside one instance, not none")
-    replicas = 1
-    if workload.is_inference and workload.tp < gpu_count:
-        if gpu_count % workload.tp:
-            raise InvalidWorkload("gpu_count", f"must be a multiple of tp ({workload.tp}), got {gpu_count}")
-        replicas = gpu_count // workload.tp
-        gpu_count, interconnect = workload.tp, interconnect if workload.tp > 1 else "none"
-    query = query_for_workload(workload, gpu, gpu_count, interconnect, index, output_len=output_len)
-    estimate = estimate_at_least(query, index)
-    if replicas == 1:
-        return estimate
-    return msgspec.structs.replace(
-        estimate,
-        value=estimate.value * replicas,
-        provenance="derived",
-        method=f"{replicas} independent replicas of {workload.tp} GPU(s), each: {estimate.method}",
+    if workload.gpu_count != gpu_count:
+        workload = msgspec.structs.replace(workload, gpu_count=gpu_count, dp=gpu_count // tp)
+    query = workload_query(workload, index, output_len)
+    hw = index.hardware(gpu.gpu_id) if gpu.gpu_id in index.gpus else _hardware_for(gpu, index)
+    if not hw.supports(query.precision):
+        raise ThroughputUnavailable(f"{gpu.name} has no {query.precision} tensor cores")
+    topology = topology or default_topology(gpu, gpu_count, interconnect)
+    training = workload.kind in ("train", "fine_tune")
+    group_count = gpu_count if training else tp
+    replicas = 1 if training else gpu_count // tp
+    group_link = interconnect if group_count > 1 else "none"
+    measured = [] if workload.efficiency else _measured(query, gpu, group_count, group_link, index, exclude)
+    if measured:
+        return _from_measured(query, workload, gpu, measured, replicas, index)
+    return _from_class_model(workload, query, gpu, hw, topology, index, exclude, output_len)
+
+
+def _from_measured(
+    query: _Query,
+    workload: ResolvedWorkload,
+    gpu: GpuSpec,
+    rows: list[Observation],
+    replicas: int,
+    index: ProfileIndex,
+) -> ThroughputEstimate:
+    value = weighted_median((obs.profile.value, 1.0) for obs in rows) * query.unit_scale * replicas
+    where = f"{rows[0].profile.gpu_count}× {gpu.gpu_id} ({query.precision})"
+    prefix = f"{query.adjustment}; " if query.adjustment else ""
+    text = f"{prefix}measured: median of {len(rows)} matching row(s) for {workload.arch.name} on {where}"
+    if replicas > 1:
+        text = f"{replicas} independent replicas of {workload.tp} GPU(s), each: {text}"
+    spread = [obs.profile.value for obs in rows]
+    sigma = 0.05 if len(spread) < 2 else max(0.05, math.log(max(spread) / min(spread)) / 2)
+    return ThroughputEstimate(
+        value=value,
+        unit=query.work.metric,
+        provenance="derived" if query.adjustment or replicas > 1 else "measured",
+        route="measured",
+        sources=_cite(index, rows),
+        confidence="high",
+        confidence_score=0.9 if query.adjustment else 1.0,
+        method=text,
+        workload_class=query.work_class,
+        stack=workload.stack,
+        efficiency=EfficiencyUsed(basis="measured"),
+        band=_band(value, sigma + (0.05 if query.adjustment else 0.0)),
     )
+
+
+def _from_class_model(
+    workload: ResolvedWorkload,
+    query: _Query,
+    gpu: GpuSpec,
+    hw: Hardware,
+    topology: Topology,
+    index: ProfileIndex,
+    exclude: frozenset[int],
+    output_len: int | None,
+) -> ThroughputEstimate:
+    model = index.class_model(exclude)
+    links = _links(gpu, topology)
+    unit = _unit(workload, query, hw, links, output_len)
+    per = _class_seconds(workload, query, unit, hw, model)
+    training = workload.kind in ("train", "fine_tune")
+    count, tp = workload.gpu_count, workload.tp
+    scaling: ScalingEstimate | None = None
+    sigma, score = per.sigma, per.score
+    if training:
+        per_gpu = 1.0 / per.seconds
+        value = per_gpu * count
+        if count > 1:
+            seq = max(workload.seq_len, 1) if query.work.metric == "sequences_per_s" else 1
+            scaling, scaling_sigma = training_scaling(
+                workload, links, per.seconds / seq, workload_class=query.work_class, stack=workload.stack,
+                adapter_params=_adapters(workload),
+            )  # fmt: skip
+            value *= scaling.efficiency
+            sigma = math.hypot(sigma, scaling_sigma)
+            score *= 1.0 - 0.5 * scaling.communication_fraction
+        where = f"{count}× {gpu.gpu_id} ({query.precision})"
+    else:
+        group_rate = 1.0 / per.seconds
+        per_gpu = group_rate / tp
+        value = group_rate * (count // tp)
+        where = f"{count // tp} replica(s) of {tp}× {gpu.gpu_id} ({query.precision})"
+    if value <= 0 or not math.isfinite(value):
+        raise ThroughputUnavailable(
+            f"{workload.arch.name} cannot run across these instances: {scaling.method if scaling else 'no rate'}"
+        )
+    override = workload.efficiency
+    if per.efficiency.basis == "override" and override is not None:
+        efficiency = EfficiencyUsed(
+            basis="override", mfu=override.mfu, bandwidth_utilization=override.bandwidth_utilization
+        )  # echoed as given
+    else:
+        efficiency = _implied(per_gpu, unit, hw, query.precision, per.efficiency.basis, per.efficiency)
+    sources = [] if per.efficiency.basis == "override" else _class_sources(
+        index, model, per.key, hw.family or hw.gpu_id, workload.arch.name
+    )  # fmt: skip
+    scaling_text = f"; scaling {scaling.efficiency:.3f}: {scaling.method}" if scaling else ""
+    method = (
+        f"derived for {workload.arch.name} on {where}: {per.text}{scaling_text}; {len(sources)} row(s) cited"
+    )
+    route: Route = "override" if per.efficiency.basis == "override" else "class_model"
+    return ThroughputEstimate(
+        value=value,
+        unit=query.work.metric,
+        provenance="derived",
+        route=route,
+        sources=sources,
+        confidence=_label(score),
+        confidence_score=round(score, 3),
+        method=method,
+        workload_class=query.work_class,
+        stack=workload.stack,
+        efficiency=efficiency,
+        band=_band(value, sigma),
+        scaling=scaling,
+    )
+
+
+def _adapters(workload: ResolvedWorkload) -> float:
+    if workload.method == "full" or not workload.arch.is_transformer:
+        return 0.0
+    return lora_params(workload)
+
+
+@functools.lru_cache(maxsize=4)
+def _cached_index(
+    profiles: tuple[MeasuredProfile, ...], gpus: tuple[tuple[str, GpuSpec], ...]
+) -> ProfileIndex:
+    return ProfileIndex(profiles, dict(gpus))
+
+
+def profile_index(profiles: Sequence[MeasuredProfile], gpus: Mapping[str, GpuSpec]) -> ProfileIndex:
+    """The index of ``profiles`` (built once per distinct content and cached)."""
+    return _cached_index(tuple(profiles), tuple(sorted(gpus.items())))
+
+
+def _hardware_for(gpu: GpuSpec, index: ProfileIndex) -> Hardware:
+    """The hardware view of a GPU the index does not know (a caller's own spec)."""
+    return hardware_of(gpu, {**index.gpus, gpu.gpu_id: gpu})
+
+
+def prompt_seconds(
+    workload: ResolvedWorkload,
+    gpu: GpuSpec,
+    tp: int,
+    interconnect: Interconnect,
+    index: ProfileIndex,
+    prompt_len: int,
+) -> tuple[float, str]:
+    """Seconds a ``tp``-GPU replica spends on one prompt of ``prompt_len`` tokens (its forward pass) at
+    the calibrated prefill efficiency, and how that was worked out.
+
+    Raises :class:`~solver.errors.ThroughputUnavailable` when the GPU lacks the precision.
+    """
+    hw = index.hardware(gpu.gpu_id) if gpu.gpu_id in index.gpus else _hardware_for(gpu, index)
+    precision = WORKLOAD_PRECISION_CLASS[workload.precision]
+    if not hw.supports(precision):
+        raise ThroughputUnavailable(f"{gpu.name} has no {precision} tensor cores")
+    model = index.class_model()
+    key = f"prefill/{workload.stack}"
+    pkey = precision_key(precision)
+    phi = model.precision_factor_of(pkey) if pkey else 1.0
+    efficiency = model.efficiency_of(key)
+    override = workload.efficiency
+    parts = compute_parts(forward_terms(workload.arch, prompt_len), hw, precision).scaled(prompt_len / tp)
+    if override is not None and override.mfu is not None:
+        per_prompt = _flops(parts, hw, precision) / (override.mfu * hw.peak_tflops(precision) * 1e12)
+        basis = f"given MFU {override.mfu:g}"
+    else:
+        traffic = model.traffic_of("inference")
+        per_prompt = seconds(parts, efficiency=efficiency, bandwidth=1.0, precision=phi, traffic=traffic)
+        per_prompt /= math.exp(model.effects(hw.family or hw.gpu_id, workload.arch.name, "prefill"))
+        basis = f"prefill/{workload.stack} efficiency {efficiency:.3f} ({'calibrated' if key in model.efficiency else 'prior'})"
+    mfu = _flops(parts, hw, precision) / (per_prompt * hw.peak_tflops(precision) * 1e12)
+    return per_prompt, f"{basis}, MFU {mfu:.2f} of the {precision} peak"

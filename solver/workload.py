@@ -104,8 +104,7 @@ class EfficiencyOverride(msgspec.Struct, forbid_unknown_fields=True, kw_only=Tru
 
     mfu: Annotated[float, Meta(gt=0, le=1, description="Model FLOPs utilisation (0-1].")] | None = None
     bandwidth_utilization: (
-        Annotated[float, Meta(gt=0, le=1, description="Share of memory bandwidth in decoding (0-1].")]
-        | None
+        Annotated[float, Meta(gt=0, le=1, description="Share of memory bandwidth in decoding (0-1].")] | None
     ) = None
 
 
@@ -329,7 +328,9 @@ def _check_efficiency(w: Workload) -> None:
     if override is None:
         return
     if override.mfu is None and override.bandwidth_utilization is None:
-        raise InvalidWorkload("efficiency", "give mfu (compute-bound work) or bandwidth_utilization (decoding)")
+        raise InvalidWorkload(
+            "efficiency", "give mfu (compute-bound work) or bandwidth_utilization (decoding)"
+        )
     if w.kind in ("train", "fine_tune") and override.bandwidth_utilization is not None:
         raise InvalidWorkload(
             "efficiency.bandwidth_utilization", f"applies to token generation, not to {w.kind}: give mfu"
