@@ -52,6 +52,20 @@ _L2 = "config.json of meta-llama/Llama-2-{}-hf; params from Touvron et al. 2023 
 _L3 = "config.json of meta-llama/{}; params from the model card"
 _QW = "config.json of Qwen/{}; params from the model card"
 _MOE = "; {} total / {} active params, model card"
+_MPT = (
+    "mosaicml/llm-foundry:scripts/train/yamls/pretrain/mpt-{0}.yaml (d_model, n_heads, n_layers, expansion_ratio 4,"
+    " vocab_size 50368); params = NumParams {1} of the 2048-token rows of"
+    " scripts/train/benchmarking/README.md@061f2c7c minus the learned position embedding 2048·{2}"
+)
+_MPT_RELEASED = "; the released mosaicml/mpt-{0} uses ALiBi and a 50432-entry vocabulary"
+_NEMO_GPT3 = (
+    "NVIDIA/NeMo-Framework-Launcher:launcher_scripts/conf/training/gpt3/{0} ({1}, ffn 4·hidden, seq 2048,"
+    " GPT2BPETokenizer); params computed from the shape: 12·L·h² + V·h + 2048·h"
+)
+_NEMOTRON = (
+    "NVIDIA/NeMo:nemo/collections/llm/gpt/model/nemotron.py@0037ec8c {0} (squared ReLU, no bias, untied"
+    " embeddings); params computed from the shape"
+)
 _PLAIN = {"gated_mlp": False}
 _TIED = {"tied_embeddings": True}
 
@@ -184,6 +198,51 @@ CATALOG_ENTRIES: Final[tuple[dict[str, object], ...]] = (
         _hf("bigscience/bloom-7b1") + " (n_layer 30, hidden 4096, n_head 32, 4·hidden GELU MLP, tied head; "
         "ALiBi positions, 2048-token training context)", "bigscience/bloom-7b1", "bigscience/bloomz-7b1",
         "bloomz-7b1", **_PLAIN, **_TIED),
+    # --- Training-benchmark architectures (service/data/throughput_training_llm.csv) --------------------
+    # MPT as benchmarked by llm-foundry: 4·d GELU MLP with biases, tied head, learned position embedding.
+    _tf("MPT-125M", 0.1237, (12, 768, 3072, 12, 12), 50368, 2048, _MPT.format("125m", 125311488, 768),
+        **_PLAIN, **_TIED),
+    _tf("MPT-350M", 0.3539, (24, 1024, 4096, 16, 16), 50368, 2048, _MPT.format("350m", 355985408, 1024),
+        **_PLAIN, **_TIED),
+    _tf("MPT-760M", 0.7573, (24, 1536, 6144, 12, 12), 50368, 2048, _MPT.format("760m", 760470528, 1536),
+        **_PLAIN, **_TIED),
+    _tf("MPT-1B", 1.3118, (24, 2048, 8192, 16, 16), 50368, 2048, _MPT.format("1b", 1315950592, 2048),
+        **_PLAIN, **_TIED),
+    _tf("MPT-3B", 2.6466, (32, 2560, 10240, 20, 20), 50368, 2048, _MPT.format("3b", 2651837440, 2560),
+        **_PLAIN, **_TIED),
+    _tf("MPT-7B", 6.6505, (32, 4096, 16384, 32, 32), 50368, 2048,
+        _MPT.format("7b", 6658859008, 4096) + _MPT_RELEASED.format("7b"), "mosaicml/mpt-7b", **_PLAIN, **_TIED),
+    _tf("MPT-13B", 12.8435, (40, 5120, 20480, 40, 40), 50368, 2048, _MPT.format("13b", 12853954560, 5120),
+        **_PLAIN, **_TIED),
+    _tf("MPT-30B", 29.9605, (48, 7168, 28672, 56, 56), 50368, 2048,
+        _MPT.format("30b", 29975214080, 7168) + _MPT_RELEASED.format("30b"), "mosaicml/mpt-30b",
+        **_PLAIN, **_TIED),
+    _tf("MPT-70B", 64.8457, (80, 8192, 32768, 64, 64), 50368, 2048, _MPT.format("70b", 64862437376, 8192),
+        **_PLAIN, **_TIED),
+    # GPT-3 shapes as NeMo benchmarks them: GELU 4·h MLP, learned positions, tied head, GPT-2 BPE vocabulary.
+    _tf("GPT-3 5B", 5.046, (24, 4096, 16384, 32, 32), 50257, 2048,
+        _NEMO_GPT3.format("5b.yaml@00af8f26", "24 layers, hidden 4096, 32 heads"), "GPT3-5B", **_PLAIN, **_TIED),
+    _tf("GPT-3 20B", 20.253, (44, 6144, 24576, 48, 48), 50257, 2048,
+        _NEMO_GPT3.format("20b.yaml@056a90ed", "48 heads; 44 layers and hidden 6144 as in the launcher's"
+                          " own config tests"), "GPT3-20B", **_PLAIN, **_TIED),
+    _tf("GPT-3 175B", 174.589, (96, 12288, 49152, 96, 96), 50257, 2048,
+        _NEMO_GPT3.format("175b.yaml@056a90ed", "96 layers, hidden 12288, 96 heads")
+        + " (Brown et al. 2020 round to 175B)", "GPT3-175B", **_PLAIN, **_TIED),
+    # Nemotron (NeMo 2.0 configs): squared-ReLU 4·h MLP without bias, untied head, 256k vocabulary.
+    _tf("Nemotron-3 8B", 8.540, (32, 4096, 16384, 32, 32), 256000, 4096,
+        _NEMOTRON.format("Nemotron3Config8B") + "; vocabulary assumed equal to Nemotron-4's (LOW confidence)",
+        "Nemotron-8B", "nvidia/nemotron-3-8b-base-4k", **_PLAIN),
+    _tf("Nemotron-4 15B", 15.628, (32, 6144, 24576, 48, 8), 256000, 4096,
+        _NEMOTRON.format("Nemotron4Config15B") + "; 15.6B matches the report's 3.2B embedding + 12.5B other",
+        "Nemotron-15B", "nvidia/Nemotron-4-15B", **_PLAIN),
+    _tf("Nemotron-4 340B", 341.022, (96, 18432, 73728, 96, 8), 256000, 4096,
+        _NEMOTRON.format("Nemotron4Config340B"), "Nemotron-340B", "nvidia/Nemotron-4-340B-Base", **_PLAIN),
+    # Qwen (1st generation): intermediate_size 22016 in its config is two SwiGLU halves (w1, w2) of 11008.
+    _tf("Qwen-7B", 7.721, (32, 4096, 11008, 32, 32), 151936, 8192,
+        "configuration_qwen.py defaults shipped with Qwen/Qwen-7B (vocab 151936, hidden 4096, 32 layers,"
+        " 32 heads, kv_channels 128, intermediate_size 22016 = w1 + w2 of 11008, untied head; 8k context);"
+        " params computed from the shape: 32·(4·h² + 3·h + 3·h·11008) + 2·V·h = 7.72B",
+        "Qwen/Qwen-7B", "Qwen-7B-Chat-Int4"),
     # --- Encoders and encoder-decoders (layers counts encoder + decoder) --------------------------------
     _tf("BERT-base", 0.110, (12, 768, 3072, 12, 12), 30522, 512,
         _hf("google-bert/bert-base-uncased") + "; 110M params, Devlin et al. 2019",
