@@ -58,10 +58,13 @@ CLASS_PRIORS: Final[dict[str, tuple[float, float]]] = {
 ``pretrain/optimized``. Standard stacks keep ~0.7 of the optimized ones: Transformers/Accelerate
 training reports 30–40 % MFU where Megatron/NeMo reach 45–55 % on the same GPUs."""
 
-PRIOR_SIGMA: Final[dict[str, float]] = {"s": 0.20, "g": 0.20, "m": 0.12}
+PRIOR_SIGMA: Final[dict[str, float]] = {"s": 0.35, "g": 0.30, "m": 0.12}
 """σ (log) of the source, GPU-family and model effects."""
 
-_TRAFFIC_PRIOR: Final = (30.0, 1.0)
+_TRAFFIC_PRIOR: Final = (6.0, 0.5)
+"""Reads and writes of each layer-width element per pass by non-matmul kernels: norms, residual adds,
+activation functions and rotary embeddings touch ~10h + 3i elements forward and twice that backward,
+about 4-6 per (h + i) element and pass (more where kernels are not fused)."""
 _PRECISION_PRIOR: Final[dict[str, tuple[float, float, float]]] = {
     "fp32": (0.7, 0.125, 1.0),
     "fp8": (0.75, 0.5, 1.0),
@@ -74,6 +77,12 @@ from running slower than 16-bit; 4-bit weights compute in 16 bit and may lose to
 is TF32 where frameworks enable it (convolutions by default, matmuls only when asked since PyTorch
 1.12), so it may fall to plain FP32 speed (1/8 of TF32 … 1/16 of 16-bit)."""
 _PRECISION_SIGMA: Final = 0.3
+_ATTENTION_SIGMA: Final = 0.5
+_GEMM_WIDTH_PRIOR: Final = (256.0, 1.0)
+"""Model width at which narrow GEMMs double their time (prior, σ of its log)."""
+_STEP_OVERHEAD_PRIOR: Final = (2e-3, 1.5)
+"""Seconds a serving engine spends per decoding step outside GPU kernels (prior, σ of its log)."""
+_ATTENTION_BOUNDS: Final = (0.5, 4.0)
 _ROBUST_SCALE: Final = 0.15
 _ABSOLUTE: Final = ("pretrain/optimized", "decode/optimized", "decode/standard")
 
@@ -94,6 +103,8 @@ class FitRow(msgspec.Struct, frozen=True, kw_only=True):
     cost_key: str | None
     """Key of the free cost of a work without a FLOPs formula (``None`` when its terms are known)."""
     source: str
+    level_free: bool = False
+    """Whether the source's effect is left unpenalised (its level says nothing of the stack's)."""
     family: str
     model: str
     group: str
@@ -106,6 +117,13 @@ class ClassModel(msgspec.Struct, frozen=True, kw_only=True):
     efficiency: dict[str, float]
     traffic: dict[str, float]
     precision_factor: dict[str, float]
+    attention_factor: float
+    """How many times slower attention kernels run than :data:`~solver.efficiency.ATTENTION_EFFICIENCY`
+    assumes (1 = as assumed), fitted from how throughput falls with sequence length."""
+    step_overhead: dict[str, float]
+    """Seconds per decoding step outside GPU kernels, by ``decode/<stack>``."""
+    gemm_width: float
+    """Model width at which narrow GEMMs take twice the large-shape time (``1 + w/h``)."""
     cost: dict[str, float]
     family_effect: dict[str, float]
     model_effect: dict[str, float]
@@ -125,6 +143,10 @@ class ClassModel(msgspec.Struct, frozen=True, kw_only=True):
         """κ of a class group: fitted, else the prior."""
         return self.traffic.get(group, _TRAFFIC_PRIOR[0])
 
+    def step_overhead_of(self, stack: str) -> float:
+        """Seconds per decoding step outside GPU kernels for a stack: fitted, else the prior."""
+        return self.step_overhead.get(f"decode/{stack}", _STEP_OVERHEAD_PRIOR[0])
+
     def precision_factor_of(self, precision: str) -> float:
         """φ of a precision class: fitted, else the prior (1 for 16-bit and fp32)."""
         if precision in self.precision_factor:
@@ -139,7 +161,8 @@ class ClassModel(msgspec.Struct, frozen=True, kw_only=True):
 
 
 EMPTY_MODEL: Final = ClassModel(
-    efficiency={}, traffic={}, precision_factor={}, cost={}, family_effect={}, model_effect={},
+    efficiency={}, traffic={}, precision_factor={}, attention_factor=1.0, step_overhead={},
+    gemm_width=_GEMM_WIDTH_PRIOR[0], cost={}, family_effect={}, model_effect={},
     source_effect={}, sigma={}, rows={},
 )  # fmt: skip
 
@@ -150,20 +173,24 @@ class _Problem:
     def __init__(self, rows: Sequence[FitRow]) -> None:
         self.names: list[str] = []
         self.index: dict[str, int] = {}
+        self.attention = self._add("A:attention") if any(row.parts.b > 0 for row in rows) else -1
         e = [self._add(f"E:{row.efficiency_key}") for row in rows]
         u = [self._optional("E", row.bandwidth_key if row.parts.d > 0 else None) for row in rows]
         k = [self._add(f"K:{row.traffic_key}") for row in rows]
         p = [self._optional("F", row.precision_key) for row in rows]
         cost = [self._optional("C", row.cost_key) for row in rows]
+        o = [self._optional("O", row.bandwidth_key if row.parts.steps > 0 else None) for row in rows]
         s = [self._add(f"s:{row.source}") for row in rows]
         g = [self._add(f"g:{row.family}|{row.group}") for row in rows]
         m = [self._add(f"m:{row.model}|{row.group}") for row in rows]
         self.e, self.k, self.s, self.g, self.m = (np.array(x) for x in (e, k, s, g, m))
-        self.u, self.p, self.cost = (np.array(x) for x in (u, p, cost))
-        self.a, self.b, self.c, self.d, self.fixed = (
-            np.array([row.parts[i] for row in rows]) for i in range(5)
+        self.u, self.p, self.cost, self.o = (np.array(x) for x in (u, p, cost, o))
+        self.a, self.b, self.c, self.d, self.fixed, self.steps, self.narrow = (
+            np.array([row.parts[i] for row in rows]) for i in range(7)
         )
+        self.gemm = self._add("W:gemm") if any(row.parts.narrow > 0 for row in rows) else -1
         self.y = np.array([row.log_value for row in rows])
+        self.free_sources = {f"s:{row.source}" for row in rows if row.level_free}
         counts: dict[str, int] = {}
         for row in rows:
             counts[row.source] = counts.get(row.source, 0) + 1
@@ -185,11 +212,14 @@ class _Problem:
     def log_seconds(self, theta: np.ndarray) -> np.ndarray:
         phi = np.exp(self._take(theta, self.p, 0.0))
         bandwidth = np.exp(self._take(theta, self.u, 0.0))
+        attention = math.exp(float(theta[self.attention])) if self.attention >= 0 else 1.0
+        width = math.exp(float(theta[self.gemm])) if self.gemm >= 0 else 0.0
         seconds = (
-            (self.a / phi + self.b) / np.exp(theta[self.e])
+            ((self.a + width * self.narrow) / phi + self.b * attention) / np.exp(theta[self.e])
             + np.exp(theta[self.k]) * self.c
             + self.d / bandwidth
             + self.fixed
+            + np.where(self.o >= 0, np.exp(self._take(theta, self.o, 0.0)), 0.0) * self.steps
         )
         result: np.ndarray = np.log(seconds) + self._take(theta, self.cost, 0.0)
         return result
@@ -202,10 +232,16 @@ class _Problem:
         """Which parameters each residual depends on (lets the solver difference columns in groups)."""
         rows, params = len(self.y), len(self.names)
         pattern = lil_matrix((rows + params, params), dtype=int)
-        for positions in (self.e, self.u, self.k, self.p, self.cost, self.s, self.g, self.m):
+        for positions in (self.e, self.u, self.k, self.p, self.cost, self.o, self.s, self.g, self.m):
             for i, j in enumerate(positions.tolist()):
                 if j >= 0:
                     pattern[i, j] = 1
+        if self.attention >= 0:
+            for i in np.nonzero(self.b > 0)[0].tolist():
+                pattern[i, self.attention] = 1
+        if self.gemm >= 0:
+            for i in np.nonzero(self.narrow > 0)[0].tolist():
+                pattern[i, self.gemm] = 1
         anchor = self.index.get("E:pretrain/optimized")
         for j, name in enumerate(self.names):
             pattern[rows + j, j] = 1
@@ -233,9 +269,15 @@ class _Problem:
                     centre[j] = base + math.log(prior)
             elif kind == "K":
                 centre[j], sigma[j] = math.log(_TRAFFIC_PRIOR[0]), _TRAFFIC_PRIOR[1]
+            elif kind == "O":
+                centre[j], sigma[j] = math.log(_STEP_OVERHEAD_PRIOR[0]), _STEP_OVERHEAD_PRIOR[1]
+            elif kind == "A":
+                centre[j], sigma[j] = 0.0, _ATTENTION_SIGMA
+            elif kind == "W":
+                centre[j], sigma[j] = math.log(_GEMM_WIDTH_PRIOR[0]), _GEMM_WIDTH_PRIOR[1]
             elif kind == "F":
                 centre[j], sigma[j] = math.log(_PRECISION_PRIOR[key][0]), _PRECISION_SIGMA
-            elif kind in PRIOR_SIGMA:
+            elif kind in PRIOR_SIGMA and name not in self.free_sources:
                 sigma[j] = PRIOR_SIGMA[kind]
         return centre, sigma
 
@@ -256,7 +298,7 @@ def fit_class_model(rows: Sequence[FitRow]) -> ClassModel:
         residuals,
         theta0,
         bounds=(lower, upper),
-        loss="soft_l1",
+        loss="linear",
         f_scale=_ROBUST_SCALE,
         max_nfev=400,
         jac_sparsity=problem.sparsity(),
@@ -272,6 +314,10 @@ def _start(problem: _Problem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if name.startswith("E:"):
             upper[j] = 0.0  # never above the achievable ceiling
             theta0[j] = min(theta0[j], -1e-3)
+        elif name == "W:gemm":
+            lower[j], upper[j] = math.log(16.0), math.log(8192.0)
+        elif name == "A:attention":
+            lower[j], upper[j] = math.log(_ATTENTION_BOUNDS[0]), math.log(_ATTENTION_BOUNDS[1])
         elif name.startswith("F:"):
             _, low, high = _PRECISION_PRIOR[name[2:]]
             lower[j], upper[j] = math.log(low), math.log(high)
@@ -285,7 +331,9 @@ def _start(problem: _Problem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _model(rows: Sequence[FitRow], problem: _Problem, theta: np.ndarray) -> ClassModel:
-    values: dict[str, dict[str, float]] = {kind: {} for kind in ("E", "K", "F", "C", "s", "g", "m")}
+    values: dict[str, dict[str, float]] = {
+        kind: {} for kind in ("E", "K", "F", "C", "A", "O", "W", "s", "g", "m")
+    }
     for name, j in problem.index.items():
         kind, _, key = name.partition(":")
         values[kind][key] = float(theta[j]) if kind in PRIOR_SIGMA else math.exp(float(theta[j]))
@@ -299,6 +347,9 @@ def _model(rows: Sequence[FitRow], problem: _Problem, theta: np.ndarray) -> Clas
         efficiency=values["E"],
         traffic=values["K"],
         precision_factor=values["F"],
+        attention_factor=values["A"].get("attention", 1.0),
+        step_overhead=values["O"],
+        gemm_width=values["W"].get("gemm", 0.0),
         cost=values["C"],
         family_effect=values["g"],
         model_effect=values["m"],

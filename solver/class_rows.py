@@ -13,6 +13,7 @@ is unknown (their scaling cannot be divided out).
 from __future__ import annotations
 
 import math
+import re
 from typing import Final
 
 from solver.class_fit import EMPTY_MODEL, ClassModel, FitRow
@@ -31,7 +32,7 @@ from solver.links import instance_links
 from solver.models import ModelArch
 from solver.observations import Observation
 from solver.scaling import training_scaling
-from solver.workclass import TRAINING_CLASSES, notes_fields
+from solver.workclass import TRAINING_CLASSES, level_free, notes_fields
 from solver.workcost import BYTES_PER_PARAM, PrecisionClass
 from solver.workload import ResolvedWorkload
 
@@ -87,12 +88,24 @@ def _gpus_per_node(gpu_id: str) -> int:
     return 72 if gpu_id.startswith(("gb200", "gb300")) else 8
 
 
+_CHECKPOINTING = re.compile(r"activation checkpoint(?:ing)?[ =:]*(?:true|yes)\b", re.IGNORECASE)
+_FULL_SHARD = re.compile(r"\bFULL_SHARD\b|\bzero-?3\b", re.IGNORECASE)
+
+
+def row_recompute(notes: str) -> str:
+    """``full`` when the row's run recomputed activations (its notes say so), else ``none``."""
+    stated = notes_fields(notes).get("recompute")
+    if stated in ("none", "selective", "full"):
+        return stated
+    return "full" if _CHECKPOINTING.search(notes) else "none"
+
+
 def _training_parts(obs: Observation, hw: Hardware, precision: PrecisionClass) -> tuple[Parts, str | None]:
     """Parts of the row's unit and the cost key of a work without a formula (``None`` with one)."""
     arch, setting = obs.arch, obs.work.setting
     if arch is not None and arch.is_transformer and setting.isdigit():
         method = notes_fields(obs.profile.notes).get("method", "full") if obs.row_class == "lora" else "full"
-        terms = training_terms(arch, int(setting), method, "none")
+        terms = training_terms(arch, int(setting), method, row_recompute(obs.profile.notes))
         parts = compute_parts(terms, hw, precision)
         return (parts.scaled(int(setting)) if obs.work.metric == "sequences_per_s" else parts), None
     return uncosted_parts(hw, precision), f"{obs.work.model}|{obs.work.metric}|{setting}"
@@ -117,7 +130,7 @@ def _row_workload(obs: Observation, arch: ModelArch, precision: PrecisionClass) 
         method="lora" if obs.row_class == "lora" else "full",
         lora_rank=16,
         optimizer="adamw",
-        sharding="zero1",
+        sharding="zero3" if _FULL_SHARD.search(obs.profile.notes) else "zero1",
         recompute="none",
         batch_size=max(1, obs.profile.batch_size or 1),
         seq_len=seq,
@@ -155,6 +168,9 @@ def _row_scaling(obs: Observation, gpu: GpuSpec, parts: Parts, prior: ClassModel
         bandwidth=1.0,
         precision=prior.precision_factor_of(precision),
         traffic=prior.traffic_of(traffic_key(obs.row_class)),
+        attention=prior.attention_factor,
+        step_overhead=prior.step_overhead_of(obs.stack),
+        gemm_width=prior.gemm_width,
     )
     seq = int(obs.work.setting) if obs.work.setting.isdigit() else 1
     per_token = per_unit / seq if obs.work.metric == "sequences_per_s" else per_unit
@@ -186,7 +202,7 @@ def offline_parts(
     batch = max(1, min(MAX_DECODE_BATCH, math.floor(room / per_sequence)))
     prefill = compute_parts(forward_terms(arch, max(prompt, 1)), hw, precision).scaled(prompt / output / gpus)
     decode = decode_parts(arch, hw, precision, batch=batch, context=context, gpus=gpus)
-    return Parts(*(p + q for p, q in zip(prefill, decode, strict=True))), batch
+    return prefill.plus(decode), batch
 
 
 def _inference_parts(obs: Observation, hw: Hardware, precision: PrecisionClass) -> Parts | None:
@@ -243,6 +259,7 @@ def fit_row(obs: Observation, gpu: GpuSpec, hw: Hardware, prior: ClassModel = EM
         parts=parts,
         cost_key=cost_key,
         source=obs.group,
+        level_free=level_free(obs.profile.source),
         family=hw.family or hw.gpu_id,
         model=model,
         group=group if obs.row_class != "offline" else "offline",

@@ -2,7 +2,7 @@
 
 Every unit (a training token or sample, a prompt token, a generated token) costs
 
-    t = (a / φ_p + b) / E  +  κ · c  +  d / U  +  e
+    t = (a·(1 + w/h) / φ_p + λ · b) / E  +  κ · c  +  d / U  +  e  +  o · steps
 
 seconds, where the parts ``a … e`` come from the work and the hardware alone and the constants ``E``,
 ``U``, ``φ``, ``κ`` are calibrated per class (:mod:`solver.class_fit`):
@@ -11,8 +11,12 @@ seconds, where the parts ``a … e`` come from the work and the hardware alone a
   power factor, :mod:`solver.hardware`). Training: ``2·P`` per pass over the active parameters, 3 passes
   for all weights, 2 for LoRA (the frozen base needs no weight gradients), one more with full
   recomputation; QLoRA's NF4 dequantisation divides by :data:`~solver.workcost.QLORA_DEQUANT_EFFICIENCY`.
+- ``w/h``: GEMMs of a model of width ``h`` run below the large-shape MAMF (tile and wave quantisation,
+  more launches per FLOP); ``w`` is calibrated on how MFU grows with model width.
 - ``b``: attention-core FLOPs (``2·c·L·d·T`` per pass, ``c = 1`` causal) ÷ the 16-bit achievable rate ×
-  :data:`ATTENTION_EFFICIENCY`: FlashAttention-style kernels, 16-bit even in FP8 training.
+  :data:`ATTENTION_EFFICIENCY`: FlashAttention-style kernels, 16-bit even in FP8 training; ``λ``
+  (calibrated on how throughput falls with sequence length) says how far the measured stacks' attention
+  kernels fall behind that.
 - ``E``: the **class efficiency** (share of the achievable matmul speed a whole step keeps: launches,
   small GEMMs, bubbles, input pipeline), shared by every GPU; ``φ_p`` what FP8/FP4/int8/4-bit work keeps
   of its nominal speed-up (1 for 16-bit), calibrated within bounds so that it is never slower than
@@ -22,7 +26,9 @@ seconds, where the parts ``a … e`` come from the work and the hardware alone a
   (:data:`BANDWIDTH_EFFICIENCY`); ``κ`` how many times each is touched (calibrated per class group).
 - ``d``: bytes a decoding step must read (weights once per step, each sequence's KV cache) per
   generated token ÷ bandwidth; ``U`` the share of bandwidth decoding reaches (the decode class).
-- ``e``: fixed seconds no efficiency changes (tensor-parallel all-reduces of a decoding step).
+- ``e``: fixed seconds no efficiency changes (tensor-parallel all-reduces of a decoding step);
+  ``o``: what the serving engine spends per decoding step outside the GPU kernels (scheduling,
+  sampling, launch gaps), calibrated per stack, shared by the ``steps = 1/batch`` tokens of a step.
 
 The memory terms make efficiency depend on hardware beyond its peak: a GPU with more bandwidth per FLOP
 (A100 against H100, H200 against H100) keeps a higher MFU, small models lose more than large ones.
@@ -62,11 +68,13 @@ _KV_BYTES: Final[dict[str, float]] = {"fp8": 1.0, "fp4": 1.0}  # FP8 KV cache wi
 
 
 class WorkTerms(NamedTuple):
-    """The GPU-independent terms of one unit of compute-bound work."""
+    """The GPU-independent terms of one unit of compute-bound work (``width``: the model's hidden size,
+    0 when unknown)."""
 
     linear_flops: float
     attention_flops: float
     traffic_elements: float
+    width: float = 0.0
 
 
 class Parts(NamedTuple):
@@ -77,16 +85,38 @@ class Parts(NamedTuple):
     c: float
     d: float = 0.0
     e: float = 0.0
+    steps: float = 0.0
+    """Decoding steps per unit (``1 / batch``); each costs the engine's calibrated step overhead ``o``."""
+    narrow: float = 0.0
+    """``a / h`` (h the model width): narrow layers run their GEMMs below the MAMF of large shapes, by
+    ``1 + w / h`` with ``w`` calibrated (tile and wave quantisation, launch gaps)."""
 
     def scaled(self, factor: float) -> Parts:
         """The parts of ``factor`` units."""
         return Parts(*(value * factor for value in self))
 
+    def plus(self, other: Parts) -> Parts:
+        """The parts of a unit of this work and one of ``other`` together."""
+        return Parts(*(a + b for a, b in zip(self, other, strict=True)))
 
-def seconds(parts: Parts, *, efficiency: float, bandwidth: float, precision: float, traffic: float) -> float:
-    """``(a / φ + b) / E + κ · c + d / U + e`` with E = ``efficiency``, U = ``bandwidth``,
-    φ = ``precision`` and κ = ``traffic``."""
-    return (parts.a / precision + parts.b) / efficiency + traffic * parts.c + parts.d / bandwidth + parts.e
+
+def seconds(
+    parts: Parts,
+    *,
+    efficiency: float,
+    bandwidth: float,
+    precision: float,
+    traffic: float,
+    attention: float = 1.0,
+    step_overhead: float = 0.0,
+    gemm_width: float = 0.0,
+) -> float:
+    """``(a / φ + λ · b) / E + κ · c + d / U + e + o · steps`` with E = ``efficiency``, U = ``bandwidth``,
+    φ = ``precision``, κ = ``traffic``, λ = ``attention`` (the calibrated attention slowdown) and
+    o = ``step_overhead`` (seconds the serving engine spends per decoding step beyond the GPU work);
+    ``gemm_width`` is w of :attr:`Parts.narrow`."""
+    compute = ((parts.a + gemm_width * parts.narrow) / precision + attention * parts.b) / efficiency
+    return compute + traffic * parts.c + parts.d / bandwidth + parts.e + step_overhead * parts.steps
 
 
 def _attention_width(arch: ModelArch) -> int:
@@ -98,7 +128,7 @@ def _per_pass(arch: ModelArch, tokens: int) -> WorkTerms:
     linear = 2.0 * active_params(arch) * 1e9
     attention = 2.0 * causal * arch.layers * _attention_width(arch) * float(tokens)
     widths = arch.hidden_size + arch.intermediate_size * arch.active_experts
-    return WorkTerms(linear, attention, float(arch.layers * widths))
+    return WorkTerms(linear, attention, float(arch.layers * widths), float(arch.hidden_size))
 
 
 def training_terms(arch: ModelArch, seq_len: int, method: str, recompute: str) -> WorkTerms:
@@ -107,7 +137,10 @@ def training_terms(arch: ModelArch, seq_len: int, method: str, recompute: str) -
     one = _per_pass(arch, max(seq_len, 1))
     dequant = 1.0 / QLORA_DEQUANT_EFFICIENCY if method == "qlora" else 1.0
     return WorkTerms(
-        one.linear_flops * passes * dequant, one.attention_flops * passes, one.traffic_elements * passes
+        one.linear_flops * passes * dequant,
+        one.attention_flops * passes,
+        one.traffic_elements * passes,
+        one.width,
     )
 
 
@@ -127,7 +160,8 @@ def compute_parts(terms: WorkTerms, hardware: Hardware, precision: PrecisionClas
     attention = hardware.achievable_tflops(attention_precision) * 1e12 * ATTENTION_EFFICIENCY
     bandwidth = hardware.bandwidth_tbps * 1e12 * BANDWIDTH_EFFICIENCY
     memory = 2.0 * terms.traffic_elements / bandwidth if bandwidth > 0 else 0.0
-    return Parts(terms.linear_flops / matmul, terms.attention_flops / attention, memory)
+    a = terms.linear_flops / matmul
+    return Parts(a, terms.attention_flops / attention, memory, narrow=a / terms.width if terms.width else 0.0)
 
 
 def decode_parts(
@@ -152,4 +186,6 @@ def decode_parts(
     kv = arch.layers * arch.kv_elements_per_token_layer * _KV_BYTES.get(precision, 2.0) * context * batch
     bandwidth = hardware.bandwidth_tbps * 1e12 * BANDWIDTH_EFFICIENCY * gpus
     compute = compute_parts(forward_terms(arch, max(int(context), 1)), hardware, precision).scaled(1.0 / gpus)
-    return Parts(compute.a, compute.b, 0.0, (weights + kv) / bandwidth / batch, step_fixed_s / batch)
+    return Parts(
+        compute.a, compute.b, 0.0, (weights + kv) / bandwidth / batch, step_fixed_s / batch, 1.0 / batch
+    )

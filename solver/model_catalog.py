@@ -57,6 +57,9 @@ _MPT = (
     " vocab_size 50368); params = NumParams {1} of the 2048-token rows of"
     " scripts/train/benchmarking/README.md@061f2c7c minus the learned position embedding 2048·{2}"
 )
+_MPT_CONTEXT = 65536
+"""llm-foundry's benchmark sweep sets ``max_seq_len`` per run (512 to 65,536 tokens, the position
+embedding sized to match), so the benchmarked shapes admit that whole range."""
 _MPT_RELEASED = "; the released mosaicml/mpt-{0} uses ALiBi and a 50432-entry vocabulary"
 _NEMO_GPT3 = (
     "NVIDIA/NeMo-Framework-Launcher:launcher_scripts/conf/training/gpt3/{0} ({1}, ffn 4·hidden, seq 2048,"
@@ -200,24 +203,24 @@ CATALOG_ENTRIES: Final[tuple[dict[str, object], ...]] = (
         "bloomz-7b1", **_PLAIN, **_TIED),
     # --- Training-benchmark architectures (service/data/throughput_training_llm.csv) --------------------
     # MPT as benchmarked by llm-foundry: 4·d GELU MLP with biases, tied head, learned position embedding.
-    _tf("MPT-125M", 0.1237, (12, 768, 3072, 12, 12), 50368, 2048, _MPT.format("125m", 125311488, 768),
+    _tf("MPT-125M", 0.1237, (12, 768, 3072, 12, 12), 50368, _MPT_CONTEXT, _MPT.format("125m", 125311488, 768),
         **_PLAIN, **_TIED),
-    _tf("MPT-350M", 0.3539, (24, 1024, 4096, 16, 16), 50368, 2048, _MPT.format("350m", 355985408, 1024),
+    _tf("MPT-350M", 0.3539, (24, 1024, 4096, 16, 16), 50368, _MPT_CONTEXT, _MPT.format("350m", 355985408, 1024),
         **_PLAIN, **_TIED),
-    _tf("MPT-760M", 0.7573, (24, 1536, 6144, 12, 12), 50368, 2048, _MPT.format("760m", 760470528, 1536),
+    _tf("MPT-760M", 0.7573, (24, 1536, 6144, 12, 12), 50368, _MPT_CONTEXT, _MPT.format("760m", 760470528, 1536),
         **_PLAIN, **_TIED),
-    _tf("MPT-1B", 1.3118, (24, 2048, 8192, 16, 16), 50368, 2048, _MPT.format("1b", 1315950592, 2048),
+    _tf("MPT-1B", 1.3118, (24, 2048, 8192, 16, 16), 50368, _MPT_CONTEXT, _MPT.format("1b", 1315950592, 2048),
         **_PLAIN, **_TIED),
-    _tf("MPT-3B", 2.6466, (32, 2560, 10240, 20, 20), 50368, 2048, _MPT.format("3b", 2651837440, 2560),
+    _tf("MPT-3B", 2.6466, (32, 2560, 10240, 20, 20), 50368, _MPT_CONTEXT, _MPT.format("3b", 2651837440, 2560),
         **_PLAIN, **_TIED),
-    _tf("MPT-7B", 6.6505, (32, 4096, 16384, 32, 32), 50368, 2048,
+    _tf("MPT-7B", 6.6505, (32, 4096, 16384, 32, 32), 50368, _MPT_CONTEXT,
         _MPT.format("7b", 6658859008, 4096) + _MPT_RELEASED.format("7b"), "mosaicml/mpt-7b", **_PLAIN, **_TIED),
-    _tf("MPT-13B", 12.8435, (40, 5120, 20480, 40, 40), 50368, 2048, _MPT.format("13b", 12853954560, 5120),
+    _tf("MPT-13B", 12.8435, (40, 5120, 20480, 40, 40), 50368, _MPT_CONTEXT, _MPT.format("13b", 12853954560, 5120),
         **_PLAIN, **_TIED),
-    _tf("MPT-30B", 29.9605, (48, 7168, 28672, 56, 56), 50368, 2048,
+    _tf("MPT-30B", 29.9605, (48, 7168, 28672, 56, 56), 50368, _MPT_CONTEXT,
         _MPT.format("30b", 29975214080, 7168) + _MPT_RELEASED.format("30b"), "mosaicml/mpt-30b",
         **_PLAIN, **_TIED),
-    _tf("MPT-70B", 64.8457, (80, 8192, 32768, 64, 64), 50368, 2048, _MPT.format("70b", 64862437376, 8192),
+    _tf("MPT-70B", 64.8457, (80, 8192, 32768, 64, 64), 50368, _MPT_CONTEXT, _MPT.format("70b", 64862437376, 8192),
         **_PLAIN, **_TIED),
     # GPT-3 shapes as NeMo benchmarks them: GELU 4·h MLP, learned positions, tied head, GPT-2 BPE vocabulary.
     _tf("GPT-3 5B", 5.046, (24, 4096, 16384, 32, 32), 50257, 2048,

@@ -183,10 +183,22 @@ def weighted_median(items: Iterable[tuple[float, float]]) -> float:
     raise ValueError("weighted_median of no items")
 
 
+_PUBLISHERS: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
+    (re.compile(r"^docs\.nvidia\.com/nemo-framework/"), "NVIDIA/NeMo"),
+    (re.compile(r"^mlcommons/training_results_v[\d.]+$"), "mlcommons/training_results"),
+    (re.compile(r"^mlcommons/inference_results_v[\d.]+$"), "mlcommons/inference_results"),
+)
+"""Sources that are one publisher's work under several names (documentation versions, result rounds)."""
+
+
 def _group(source: str) -> str:
+    """The comparable group of a row: its publisher (Lambda's two benchmark suites kept apart)."""
     prefix = source.split(":", 1)[0]
     if prefix == "lambdal/deeplearning-benchmark":
         return f"{prefix} (suite {'v2' if '-v2-' in source else 'v1'})"
+    for pattern, publisher in _PUBLISHERS:
+        if pattern.search(prefix):
+            return publisher
     return prefix
 
 

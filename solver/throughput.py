@@ -407,7 +407,16 @@ def _class_seconds(
     traffic = model.traffic_of(traffic_key(query.work_class))
     override = workload.efficiency
     basis: Literal["calibrated", "prior", "override"] = "calibrated" if fitted else "prior"
-    t = seconds(unit.parts, efficiency=efficiency, bandwidth=bandwidth, precision=phi, traffic=traffic)
+    t = seconds(
+        unit.parts,
+        efficiency=efficiency,
+        bandwidth=bandwidth,
+        precision=phi,
+        traffic=traffic,
+        attention=model.attention_factor,
+        step_overhead=model.step_overhead_of(workload.stack),
+        gemm_width=model.gemm_width,
+    )
     if unit.cost_key is not None:
         cost = model.cost.get(unit.cost_key)
         if cost is None:
@@ -424,6 +433,7 @@ def _class_seconds(
         if compute is None:
             compute = (unit.parts.a / phi + unit.parts.b) / efficiency + traffic * unit.parts.c
         memory = unit.parts.d / (override.bandwidth_utilization or bandwidth) + unit.parts.e
+        memory += model.step_overhead_of(workload.stack) * unit.parts.steps
         t = compute + memory
     t /= math.exp(effect)
     score = _evidence(model, hw, workload.arch.name, unit.group, basis)
@@ -433,6 +443,11 @@ def _class_seconds(
     text = (
         f"class {query.work_class}/{workload.stack}: efficiency {efficiency:.3f} ({basis})"
         + (f", bandwidth share {bandwidth:.3f}" if unit.parts.d > 0 else "")
+        + (
+            f", {model.step_overhead_of(workload.stack) * 1e3:.2f} ms per decoding step"
+            if unit.parts.steps
+            else ""
+        )
         + (f", {pkey} factor {phi:.2f}" if pkey else "")
         + f", traffic factor {traffic:.1f}; {hw.basis}"
         + (f"; GPU-family/model refinement ×{math.exp(effect):.3f}" if abs(effect) > 1e-3 else "")
@@ -569,6 +584,8 @@ def estimate_throughput(
         workload = msgspec.structs.replace(workload, gpu_count=gpu_count, dp=gpu_count // tp)
     query = workload_query(workload, index, output_len)
     hw = index.hardware(gpu.gpu_id) if gpu.gpu_id in index.gpus else _hardware_for(gpu, index)
+    if hw.bf16_tflops <= 0:
+        raise ThroughputUnavailable(f"{gpu.name}: neither its dense peak nor its memory bandwidth is known")
     if not hw.supports(query.precision):
         raise ThroughputUnavailable(f"{gpu.name} has no {query.precision} tensor cores")
     topology = topology or default_topology(gpu, gpu_count, interconnect)
@@ -649,7 +666,7 @@ def _from_class_model(
         group_rate = 1.0 / per.seconds
         per_gpu = group_rate / tp
         value = group_rate * (count // tp)
-        where = f"{count // tp} replica(s) of {tp}× {gpu.gpu_id} ({query.precision})"
+        where = f"{count // tp} independent replicas of {tp}× {gpu.gpu_id} ({query.precision})"
     if value <= 0 or not math.isfinite(value):
         raise ThroughputUnavailable(
             f"{workload.arch.name} cannot run across these instances: {scaling.method if scaling else 'no rate'}"
@@ -716,6 +733,8 @@ def prompt_seconds(
     interconnect: Interconnect,
     index: ProfileIndex,
     prompt_len: int,
+    *,
+    exclude: frozenset[int] = frozenset(),
 ) -> tuple[float, str]:
     """Seconds a ``tp``-GPU replica spends on one prompt of ``prompt_len`` tokens (its forward pass) at
     the calibrated prefill efficiency, and how that was worked out.
@@ -726,7 +745,7 @@ def prompt_seconds(
     precision = WORKLOAD_PRECISION_CLASS[workload.precision]
     if not hw.supports(precision):
         raise ThroughputUnavailable(f"{gpu.name} has no {precision} tensor cores")
-    model = index.class_model()
+    model = index.class_model(exclude)
     key = f"prefill/{workload.stack}"
     pkey = precision_key(precision)
     phi = model.precision_factor_of(pkey) if pkey else 1.0
@@ -738,7 +757,15 @@ def prompt_seconds(
         basis = f"given MFU {override.mfu:g}"
     else:
         traffic = model.traffic_of("inference")
-        per_prompt = seconds(parts, efficiency=efficiency, bandwidth=1.0, precision=phi, traffic=traffic)
+        per_prompt = seconds(
+            parts,
+            efficiency=efficiency,
+            bandwidth=1.0,
+            precision=phi,
+            traffic=traffic,
+            attention=model.attention_factor,
+            gemm_width=model.gemm_width,
+        )
         per_prompt /= math.exp(model.effects(hw.family or hw.gpu_id, workload.arch.name, "prefill"))
         basis = f"prefill/{workload.stack} efficiency {efficiency:.3f} ({'calibrated' if key in model.efficiency else 'prior'})"
     mfu = _flops(parts, hw, precision) / (per_prompt * hw.peak_tflops(precision) * 1e12)
