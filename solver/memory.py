@@ -1,96 +1,135 @@
-"""Per-GPU peak memory of a workload: a breakdown by component, a band, and the fit on a GPU.
+"""Per-GPU peak memory of a workload in three counters, with a breakdown, a band and the fit on a GPU.
 
-The number predicted is the **peak allocated memory** of one GPU (what ``torch.cuda.max_memory_allocated``
-reports: weights, gradients, optimizer state, saved activations, logits, KV cache) in ``allocated_gib``,
-plus a stated runtime overhead (CUDA context and kernels, caching-allocator reserve, NCCL buffers) in
-``per_gpu_gib``, the figure that must fit in the GPU's memory. Every formula and constant in use is named
-in ``assumptions``.
+The counters, each what a user reads off a real run:
 
-Sources of the formulas: model state per parameter from Rajbhandari et al. 2020 (ZeRO: 16 bytes for
-mixed-precision Adam) and the Hugging Face "model memory anatomy" page (18 bytes with fp32 gradients);
-activations from Korthikanti et al. 2022 (``s·b·h·(34 + 5·a·s/h)`` bytes per layer, whose MLP term is
-generalised here to the model's real MLP width); 4-bit NF4 storage from Dettmers et al. 2023 (QLoRA).
+* ``allocated_gib``: ``torch.cuda.max_memory_allocated()``, the peak of live tensors;
+* ``reserved_gib``: ``torch.cuda.max_memory_reserved()``, what PyTorch's caching allocator holds at that
+  peak: allocated plus the fragmentation of its cached segments;
+* ``per_gpu_gib``: what ``nvidia-smi`` shows for the process: reserved plus the CUDA context (driver,
+  kernels, cuBLAS/cuDNN handles) plus NCCL's communication buffers when more than one GPU takes part.
+  **This is the counter** ``fits`` **compares with a GPU's capacity** (``fit_counter``): a job runs out of
+  memory when the device is full, not when live tensors reach the capacity.
+
+Training has two candidate peaks (the larger wins, named in ``peak_phase``): the turn from forward to
+backward, where every saved activation, the loss tensors and the first gradient coexist with the
+weights and optimizer state, and the optimizer step, where all gradients, the optimizer state and its
+temporaries coexist. Gradients are freed after each step (``zero_grad(set_to_none=True)``, PyTorch's
+default since 2.0); with ``gradient_accumulation_steps`` > 1 they stay live through the next
+micro-batch's forward; with ``optimizer_in_backward`` they never all exist. The model state rules are
+in :mod:`solver.model_state`, the activation rules in :mod:`solver.activation_memory`; every rule and
+constant in use is listed in ``assumptions``.
+
+Parallelism: tensor parallelism divides every component (sequence parallelism for activations,
+vocabulary-parallel loss for logits, KV heads for the cache); ZeRO/FSDP stages divide the optimizer
+state and master copy (zero1), the gradients (zero2) and the weights (zero3) over the data-parallel
+group, and zero3 holds two gathered transformer blocks plus the root module (embedding and head; FSDP
+keeps the root unsharded between forward and backward) at the 16-bit working precision. Plain data
+parallelism (``sharding: none``) adds DDP's gradient buckets, as large as the gradients
+(``gradient_as_bucket_view=False``, the DistributedDataParallel default). CPU offload moves the master
+copy, optimizer state and the step to host memory (``optimizer``), and also the weights and gradients,
+streamed layer by layer like zero3 (``optimizer_and_params``); ``host_ram_gib`` is the host memory each
+GPU's process then needs (pinned), including paged optimizer state the driver may evict.
 """
 
 from __future__ import annotations
 
-from typing import Final
+import functools
+from typing import Final, Literal
 
 import msgspec
 
+from solver.activation_memory import (
+    LOGIT_BYTES,
+    inference_workspace_bytes,
+    logits_bytes,
+    saved_activation_bytes,
+)
 from solver.gpus import GpuSpec
+from solver.lora_targets import lora_adapter_params
+from solver.model_state import ModelState, model_state
 from solver.workload import ResolvedWorkload
 
 __all__ = [
+    "FIT_COUNTER",
     "GIB",
     "GpuFit",
     "MemoryBand",
     "MemoryBreakdown",
     "MemoryEstimate",
+    "PeakPhase",
     "estimate_memory",
     "fit_on",
     "lora_params",
 ]
 
 GIB: Final = 2.0**30
+FIT_COUNTER: Final = "per_gpu_gib"
 
-# Bytes per stored weight. Quantised formats cover the transformer blocks' linear weights; embeddings and
-# the output head stay 16-bit, as bitsandbytes, GPTQ/AWQ and vLLM's fp8 keep them.
-_WEIGHT_BYTES: Final[dict[str, float]] = {
-    "fp32": 4.0,
-    "bf16": 2.0,
-    "fp16": 2.0,
-    "fp8": 1.0,
-    "int8": 1.0 + 4.0 / 4096,  # int8 codes + one fp32 scale per output row (LLM.int8)
-    "int4": 4.25 / 8,  # 4-bit codes + fp16 scale and zero point per 128-weight group (GPTQ/AWQ)
-    "nf4": 4.5 / 8,  # 4-bit codes + one fp32 absmax per 64-weight block (bitsandbytes NF4/FP4)
-}
-_QUANTISED: Final = frozenset({"fp8", "int8", "int4", "nf4"})
-# Optimizer state bytes per trainable parameter (not counting an fp32 master copy).
-_OPTIMIZER_BYTES: Final[dict[str, float]] = {"adamw": 8.0, "adamw_8bit": 2.0, "sgd": 4.0}
-_ADAPTER_BYTES: Final = 4.0  # LoRA adapters are kept in fp32 (PEFT's default), so are their gradients
+PeakPhase = Literal["forward_backward", "optimizer_step", "inference"]
+_End = Literal["low", "point", "high"]
 
-_CONTEXT_GIB: Final = 1.0  # CUDA context + loaded kernels (1.3 GiB measured on a V100 by the HF docs)
-_ALLOCATOR_GIB: Final = 0.25  # caching-allocator reserve beyond live tensors
-_NCCL_GIB: Final = 0.75  # NCCL communicator buffers when more than one GPU takes part
-_OVERHEAD_LOW_GIB: Final = 1.0
-_OVERHEAD_HIGH_GIB: Final = 3.5
-_FRAGMENTATION_HIGH: Final = 0.10  # allocator fragmentation on top of allocated, high end of the band
-_ACTIVATION_LOW: Final = 0.85
-_ACTIVATION_HIGH: Final = 1.25
+# Outside PyTorch's allocator: the CUDA context with lazy module loading (the default since CUDA 11.7 /
+# PyTorch 1.13) holds ~0.3-0.6 GiB; eagerly loaded kernels (older stacks) 1.0-1.4 GiB (1343 MB measured
+# on a V100 by the Hugging Face "model memory anatomy" page).
+_CONTEXT_GIB: Final[dict[str, float]] = {"low": 0.3, "point": 0.5, "high": 1.4}
+# NCCL communicators' buffers per GPU (NCCL_BUFFSIZE 4 MiB per channel and peer; NVLS adds more on
+# NVSwitch systems).
+_NCCL_GIB: Final[dict[str, float]] = {"low": 0.25, "point": 0.75, "high": 2.0}
+# Caching-allocator fragmentation: share of the memory that churns during a step (activations, loss
+# tensors, gradients, step temporaries) the allocator holds on top of the live tensors.
+_FRAGMENTATION: Final[dict[str, float]] = {"low": 0.02, "point": 0.10, "high": 0.30}
+_ACTIVATION_SCALE: Final[dict[str, float]] = {"low": 0.85, "point": 1.0, "high": 1.25}
 
 
 class MemoryBreakdown(msgspec.Struct, frozen=True, kw_only=True):
-    """Per-GPU GiB by component at the peak; ``runtime_overhead`` is not part of allocated memory."""
+    """Per-GPU GiB of each component live at the peak (``peak_phase``).
+
+    ``weights`` … ``buffers`` add up to ``allocated_gib``; ``fragmentation`` brings it to
+    ``reserved_gib``; ``cuda_context`` and ``nccl`` to ``per_gpu_gib``. ``runtime_overhead`` is their
+    sum (everything outside the live tensors). ``buffers`` holds DDP gradient buckets, ZeRO-3/offload
+    gathered layers or the optimizer step's temporaries. ``paged_optimizer_state`` is bitsandbytes
+    paged state in managed memory: not part of any counter (the driver evicts it to host when needed;
+    nvidia-smi shows the resident part).
+    """
 
     weights: float
+    master_weights: float
     gradients: float
     optimizer_state: float
     activations: float
     logits: float
     kv_cache: float
+    buffers: float
+    fragmentation: float
+    cuda_context: float
+    nccl: float
     runtime_overhead: float
+    paged_optimizer_state: float
 
 
 class MemoryBand(msgspec.Struct, frozen=True, kw_only=True):
-    """The range ``per_gpu_gib`` is expected in, from the stated low and high constants."""
+    """The range ``per_gpu_gib`` is expected in, from the stated low and high rules and constants."""
 
     low_gib: float
     high_gib: float
 
 
 class MemoryEstimate(msgspec.Struct, frozen=True, kw_only=True):
-    """Predicted per-GPU memory: ``allocated_gib`` is the allocated peak, ``per_gpu_gib`` adds overhead."""
+    """Predicted per-GPU memory in three counters; ``fits`` compares ``per_gpu_gib`` (``fit_counter``)."""
 
     per_gpu_gib: float
     allocated_gib: float
+    reserved_gib: float
     band: MemoryBand
+    fit_counter: Literal["per_gpu_gib"]
+    peak_phase: PeakPhase
+    host_ram_gib: float
     breakdown: MemoryBreakdown
     assumptions: list[str]
 
 
 class GpuFit(msgspec.Struct, frozen=True, kw_only=True):
-    """Whether an estimate fits one GPU's memory, and by how much (negative margin: short by)."""
+    """Whether ``per_gpu_gib`` fits one GPU's memory, by how much, and whether the band's top does."""
 
     gpu_id: str
     name: str
@@ -98,222 +137,356 @@ class GpuFit(msgspec.Struct, frozen=True, kw_only=True):
     fits: bool
     margin_gib: float
     margin_fraction: float
+    counter: Literal["per_gpu_gib"]
+    high_end_fits: bool
 
 
-class _Parts(msgspec.Struct, kw_only=True):
-    """Bytes per GPU of each component at one end of the band."""
+class _Peak(msgspec.Struct, kw_only=True):
+    """Bytes per GPU live at the peak of one end of the band, and what surrounds it."""
 
+    phase: PeakPhase = "inference"
     weights: float = 0.0
+    master: float = 0.0
     gradients: float = 0.0
-    optimizer_state: float = 0.0
+    optimizer: float = 0.0
     activations: float = 0.0
     logits: float = 0.0
     kv_cache: float = 0.0
+    buffers: float = 0.0
+    churn: float = 0.0
+    paged: float = 0.0
+    host: float = 0.0
 
-    def total(self) -> float:
+    def allocated(self) -> float:
         return (
             self.weights
+            + self.master
             + self.gradients
-            + self.optimizer_state
+            + self.optimizer
             + self.activations
             + self.logits
             + self.kv_cache
+            + self.buffers
         )
-
-
-def _weight_bytes(rw: ResolvedWorkload) -> float:
-    """Bytes of the (frozen or 16-bit) model weights on all GPUs together."""
-    arch = rw.arch
-    params = arch.params_b * 1e9
-    if rw.precision not in _QUANTISED or not arch.is_transformer:
-        return params * _WEIGHT_BYTES[rw.precision]
-    embeddings = min(float(arch.embedding_params), params)
-    return (params - embeddings) * _WEIGHT_BYTES[rw.precision] + embeddings * 2.0
 
 
 def lora_params(rw: ResolvedWorkload) -> float:
-    """LoRA adapter parameters: rank r on every attention projection and MLP matrix of every layer."""
+    """LoRA adapter parameters of ``rw``: rank r on each targeted matrix of every layer (0 when full)."""
+    return lora_adapter_params(rw.arch, rw.lora_rank, rw.lora_targets)
+
+
+class _Placed(msgspec.Struct, kw_only=True):
+    """Model state per GPU after tensor/ZeRO division and offload."""
+
+    weights: float
+    master: float
+    gradients: float
+    optimizer: float
+    paged: float
+    first_gradient: float
+    gathered: float = 0.0
+    buckets: float = 0.0
+    host: float = 0.0
+    step_on_host: bool = False
+
+
+def _gathered_bytes(rw: ResolvedWorkload, weights: float) -> float:
+    """Weights a layer-streaming stack holds unsharded: two blocks plus the root (embedding, head)."""
     arch = rw.arch
-    h, heads_dim = arch.hidden_size, arch.attention_heads * arch.effective_head_dim
-    kv_dim = arch.kv_heads * arch.effective_head_dim
-    attention = (h + heads_dim) * 2 + (h + kv_dim) * 2
-    mlp = (3 if arch.gated_mlp else 2) * (h + arch.intermediate_size) * arch.experts
-    return float(rw.lora_rank * arch.layers * (attention + mlp))
-
-
-def _optimizer_bytes(rw: ResolvedWorkload) -> float:
-    """Optimizer state per trainable parameter; Adafactor keeps one row and one column per matrix."""
-    if rw.optimizer == "adafactor":
-        return 8.0 / rw.arch.hidden_size if rw.arch.hidden_size else 0.1
-    return _OPTIMIZER_BYTES[rw.optimizer]
-
-
-def _model_state(rw: ResolvedWorkload, parts: _Parts, high: bool, notes: list[str]) -> None:
-    """Weights, gradients and optimizer state per GPU (before tensor/ZeRO division)."""
-    params = rw.arch.params_b * 1e9
-    if rw.is_inference:
-        parts.weights = _weight_bytes(rw)
-        return
-    if rw.method == "full":
-        optimizer = _optimizer_bytes(rw)
-        if rw.precision == "fp32":
-            parts.weights, parts.gradients, parts.optimizer_state = 4 * params, 4 * params, optimizer * params
-            notes.append(
-                f"full fp32 training: 4 B weights + 4 B grads + {optimizer:g} B {rw.optimizer} state per param"
-            )
-        else:
-            half = 2.0 + (1.0 if rw.precision == "fp8" else 0.0)
-            grads = 4.0 if high else 2.0
-            parts.weights, parts.gradients = half * params, grads * params
-            parts.optimizer_state = (4.0 + optimizer) * params
-            notes.append(
-                f"mixed precision: {half:g} B {rw.precision} weights + 2 B grads (4 B fp32 grads at the high end) + "
-                f"4 B fp32 master + {optimizer:g} B {rw.optimizer} state per param (16-18 B for AdamW)"
-            )
-        return
-    adapters = lora_params(rw)
-    optimizer = _optimizer_bytes(rw)
-    parts.weights = _weight_bytes(rw) + _ADAPTER_BYTES * adapters
-    parts.gradients = _ADAPTER_BYTES * adapters
-    parts.optimizer_state = optimizer * adapters
-    notes.append(
-        f"{rw.method}: frozen {rw.precision} base + {adapters / 1e6:.1f}M rank-{rw.lora_rank} adapter params on all "
-        f"attention and MLP projections, adapters fp32 with grads and {rw.optimizer} state"
-    )
-
-
-def _layer_activation_bytes(rw: ResolvedWorkload, attention_scores: bool) -> float:
-    """Activation bytes one transformer layer saves for backward (Korthikanti et al. 2022).
-
-    ``s·b·h·18`` (attention inputs, Q/K/V, projection input, layer-norm inputs, masks) plus the MLP's
-    i-wide tensors (4 for a plain MLP, 8 for a gated one; a 4h plain MLP gives the paper's 34) plus
-    ``5·a·s²·b`` for stored attention scores, all in 16-bit; fp32 training doubles them.
-    """
-    arch = rw.arch
-    s, b, h = rw.seq_len, rw.batch_size, arch.hidden_size
-    width = arch.intermediate_size * arch.active_experts
-    per_layer = s * b * h * 18.0 + s * b * width * (8.0 if arch.gated_mlp else 4.0)
-    if attention_scores:
-        per_layer += 5.0 * arch.attention_heads * s * s * b
-    return per_layer * (2.0 if rw.precision == "fp32" else 1.0)
-
-
-def _activations(rw: ResolvedWorkload, parts: _Parts, notes: list[str]) -> None:
-    """Saved activations (training) or the forward workspace (inference), and the logits."""
-    arch = rw.arch
-    act_bytes = 4.0 if rw.precision == "fp32" else 2.0
     if not arch.is_transformer:
-        saved = (arch.saved_activations_per_sample or 0.0) * rw.batch_size * act_bytes
-        parts.activations = saved / 8.0 if rw.is_inference else saved
-        notes.append(
-            f"{arch.name}: {arch.saved_activations_per_sample or 0:.3g} saved activation elements per "
-            f"{arch.reference_input} sample"
-            + ("; inference keeps ~1/8 of them live" if rw.is_inference else "")
-        )
-        return
-    s, b = rw.seq_len, rw.batch_size
-    if rw.is_inference:
-        width = arch.intermediate_size * arch.active_experts
-        parts.activations = s * b * (4.0 * arch.hidden_size + 2.0 * width) * act_bytes
-        parts.logits = b * arch.vocab_size * 4.0
-        notes.append(
-            "inference: one layer's prefill workspace with memory-efficient attention; last-token logits"
-        )
-        return
-    if rw.recompute == "full":
-        checkpoints = arch.layers * s * b * arch.hidden_size * act_bytes
-        parts.activations = checkpoints + _layer_activation_bytes(rw, attention_scores=True)
-        notes.append("full recompute: 2·s·b·h bytes per layer + one layer's full activations")
-    else:
-        scores = rw.recompute == "none"
-        parts.activations = arch.layers * _layer_activation_bytes(rw, attention_scores=scores)
-        notes.append(
-            "activations per layer s·b·h·18 + MLP i-wide tensors"
-            + (" + 5·a·s²·b attention scores (no recompute)" if scores else " (attention core recomputed)")
-        )
-    if arch.family != "encoder":
-        parts.logits = b * s * arch.vocab_size * 4.0 * 2.0
-        notes.append("logits: b·s·V·4 bytes ×2 (fp32 logits and their gradient)")
-    else:
-        notes.append("encoder: task head outputs only, no vocabulary logits")
+        return weights
+    params = arch.params_b * 1e9
+    root = weights * min(float(arch.embedding_params), params) / params
+    per_layer = (weights - root) / arch.layers
+    return min(weights, 2 * per_layer + root)
 
 
-def _kv_cache(rw: ResolvedWorkload, parts: _Parts, notes: list[str]) -> None:
-    """KV cache of an inference workload: 2·layers·kv_heads·head_dim·tokens·batch·bytes."""
-    arch = rw.arch
-    if not rw.is_inference or not arch.is_transformer:
-        return
-    kv_bytes = 4.0 if rw.precision == "fp32" else 2.0
-    parts.kv_cache = arch.layers * arch.kv_elements_per_token_layer * rw.seq_len * rw.batch_size * kv_bytes
-    notes.append(
-        f"KV cache for {rw.seq_len} tokens × {rw.batch_size} sequences in {kv_bytes:g}-byte elements"
+def _place(rw: ResolvedWorkload, st: ModelState, end: _End, notes: list[str] | None) -> _Placed:
+    """Divide the model state over tensor parallelism and the ZeRO stage, then apply offload."""
+    tp, dp, training = rw.tp, rw.dp, not rw.is_inference
+    gradients = (st.gradients_low if end == "low" else st.gradients) / tp
+    placed = _Placed(
+        weights=st.weights / tp,
+        master=st.master / tp,
+        gradients=gradients,
+        optimizer=st.optimizer / tp,
+        paged=st.paged / tp,
+        first_gradient=min(st.largest_gradient / tp, gradients),
     )
-
-
-def _shard(rw: ResolvedWorkload, parts: _Parts, notes: list[str]) -> None:
-    """Divide each component over tensor parallelism and, for training, the ZeRO stage's data-parallel group."""
-    tp, dp, arch = rw.tp, rw.dp, rw.arch
-    parts.weights /= tp
-    parts.gradients /= tp
-    parts.optimizer_state /= tp
-    parts.activations /= tp
-    parts.logits /= tp
-    if arch.kv_cache_width is None:
-        parts.kv_cache /= min(tp, arch.kv_heads) if arch.kv_heads else 1
-    if tp > 1:
-        notes.append(f"tensor parallel over {tp} GPUs divides weights, state, activations and KV heads")
-    if rw.is_inference or dp == 1 or rw.sharding == "none":
-        return
-    stage = {"zero1": 1, "zero2": 2, "zero3": 3}[rw.sharding]
-    parts.optimizer_state /= dp
+    stage = {"none": 0, "zero1": 1, "zero2": 2, "zero3": 3}[rw.sharding] if training and dp > 1 else 0
+    if stage >= 1:
+        placed.master /= dp
+        placed.optimizer /= dp
+        placed.paged /= dp
     if stage >= 2:
-        parts.gradients /= dp
-    if stage >= 3:
-        parts.weights /= dp
-    notes.append(f"{rw.sharding} shards over the {dp}-way data-parallel group")
+        placed.gradients /= dp
+        placed.first_gradient = min(placed.first_gradient, placed.gradients)
+    if stage == 3:
+        placed.gathered = _gathered_bytes(rw, st.weights) / tp
+        placed.weights /= dp
+    if training and dp > 1 and rw.sharding == "none":
+        placed.buckets = placed.gradients
+        if notes is not None:
+            notes.append("DDP gradient buckets as large as the gradients (gradient_as_bucket_view=False)")
+    if notes is not None and tp > 1:
+        notes.append(
+            f"tensor parallel over {tp} GPUs divides weights, state, activations, logits and KV heads"
+        )
+    if notes is not None and stage:
+        notes.append(
+            f"{rw.sharding} over the {dp}-way data-parallel group"
+            + ("; two gathered blocks + the unsharded root module (embedding, head)" if stage == 3 else "")
+        )
+    if training and rw.offload != "none":
+        _offload(rw, st, placed, notes)
+    return placed
 
 
-def _allocated(rw: ResolvedWorkload, high: bool, notes: list[str]) -> _Parts:
-    parts = _Parts()
-    _model_state(rw, parts, high, notes)
-    _activations(rw, parts, notes)
-    _kv_cache(rw, parts, notes)
-    _shard(rw, parts, notes)
-    return parts
+def _offload(rw: ResolvedWorkload, st: ModelState, placed: _Placed, notes: list[str] | None) -> None:
+    """Move master copy, optimizer state and step (and weights, gradients) to host memory."""
+    host_grads = placed.gradients / st.grad_bytes * 4.0 if st.grad_bytes else 0.0
+    placed.host = placed.master + placed.optimizer + placed.paged + host_grads
+    placed.master = placed.optimizer = placed.paged = 0.0
+    placed.step_on_host = True
+    if st.working_copy_transient and st.grad_bytes:
+        placed.gradients *= 2.0 / st.grad_bytes  # GPU keeps 16-bit gradients; fp32 ones live on the host
+        placed.first_gradient = min(placed.first_gradient, placed.gradients)
+    if rw.offload == "optimizer_and_params":
+        placed.host += placed.weights
+        if not placed.gathered:
+            placed.gathered = _gathered_bytes(rw, st.weights) / rw.tp
+        layers = max(rw.arch.layers, 1)
+        placed.weights = 0.0
+        placed.gradients = min(placed.gradients, 2 * placed.gradients / layers + placed.first_gradient)
+    if notes is not None:
+        notes.append(
+            f"offload {rw.offload}: master copy, optimizer state, fp32 gradient copy"
+            + (" and weights" if rw.offload == "optimizer_and_params" else "")
+            + " in host memory, optimizer step on the CPU (ZeRO-Offload / FSDP CPU offload)"
+        )
+
+
+class _Inputs(msgspec.Struct, frozen=True, kw_only=True):
+    """What does not depend on the end of the band: computed once per estimate."""
+
+    state: ModelState
+    activations: float
+
+
+def _training_phases(
+    rw: ResolvedWorkload, inputs: _Inputs, end: _End, notes: list[str] | None
+) -> list[_Peak]:
+    st = inputs.state
+    placed = _place(rw, st, end, notes)
+    tp = rw.tp
+    activations = inputs.activations * _ACTIVATION_SCALE[end] / tp
+    logits = logits_bytes(rw, end) / tp
+    accumulating = rw.gradient_accumulation_steps > 1 and not rw.optimizer_in_backward
+    fwd_grads = placed.gradients if accumulating else placed.first_gradient
+    forward = _Peak(
+        phase="forward_backward",
+        weights=placed.weights,
+        master=placed.master,
+        gradients=fwd_grads,
+        optimizer=placed.optimizer,
+        activations=activations,
+        logits=logits,
+        buffers=placed.buckets + placed.gathered,
+        churn=activations + logits + fwd_grads,
+    )
+    keep_working_copy = not st.working_copy_transient or end == "high"
+    temp = st.step_temp_high if end == "high" else st.step_temp_point
+    temp = 0.0 if placed.step_on_host else temp / tp / (rw.dp if rw.sharding != "none" else 1)
+    step_grads = placed.first_gradient if rw.optimizer_in_backward else placed.gradients
+    step = _Peak(
+        phase="optimizer_step",
+        weights=placed.weights if keep_working_copy else 0.0,
+        master=placed.master,
+        gradients=step_grads,
+        optimizer=placed.optimizer,
+        buffers=placed.buckets + temp,
+        churn=step_grads + temp,
+    )
+    for phase in (forward, step):
+        phase.paged, phase.host = placed.paged, placed.host + placed.paged
+    if notes is not None:
+        notes.append(
+            f"logits: b·s·V·{LOGIT_BYTES[end]:g} bytes (fp32 log-softmax, its gradient and the "
+            "incoming gradient at the start of backward)"
+            if logits
+            else "no vocabulary logits (encoder head or CNN)"
+        )
+        notes.append(
+            "gradients: "
+            + (
+                "stepped inside backward, one parameter's gradient at a time"
+                if rw.optimizer_in_backward
+                else f"kept through the next forward ({rw.gradient_accumulation_steps} micro-batches per step)"
+                if accumulating
+                else "freed after each step (zero_grad(set_to_none=True)); only the first (output-head) "
+                "gradient meets the activations"
+            )
+        )
+    return [forward, step]
+
+
+def _inference_phases(
+    rw: ResolvedWorkload, inputs: _Inputs, end: _End, notes: list[str] | None
+) -> list[_Peak]:
+    st = inputs.state
+    arch, tp = rw.arch, rw.tp
+    activations, logits = inference_workspace_bytes(rw)
+    kv = 0.0
+    if arch.is_transformer:
+        kv_bytes = 4.0 if rw.precision == "fp32" else 2.0
+        kv = arch.layers * arch.kv_elements_per_token_layer * rw.seq_len * rw.batch_size * kv_bytes
+        kv /= min(tp, arch.kv_heads) if arch.kv_cache_width is None and arch.kv_heads else 1
+    activations *= _ACTIVATION_SCALE[end] / tp
+    logits /= tp
+    if notes is not None:
+        notes.append(
+            "inference: one layer's prefill workspace"
+            + (" with eager attention scores" if rw.attention == "eager" else " (flash attention)")
+            + f"; last-token logits; KV cache for {rw.seq_len} tokens × {rw.batch_size} sequences"
+        )
+        if tp > 1:
+            notes.append(f"tensor parallel over {tp} GPUs divides weights, workspace, logits and KV heads")
+    # A server preallocates its KV cache in one block (vLLM, TGI); HF generate grows it step by step.
+    churn = activations + logits + (kv if rw.kind == "batch_inference" else 0.0)
+    return [
+        _Peak(
+            phase="inference",
+            weights=st.weights / tp,
+            activations=activations,
+            logits=logits,
+            kv_cache=kv,
+            churn=churn,
+        )
+    ]
+
+
+class _Counters(msgspec.Struct, kw_only=True):
+    """The phase with the allocated peak, and the reserved peak over all phases (bytes)."""
+
+    peak: _Peak
+    reserved: float
+    phases: list[_Peak]
+
+
+def _counters(rw: ResolvedWorkload, inputs: _Inputs, end: _End, notes: list[str] | None = None) -> _Counters:
+    """Allocated peak (and its phase) and reserved peak: the allocator keeps what any phase reserved."""
+    phases = (
+        _inference_phases(rw, inputs, end, notes)
+        if rw.is_inference
+        else _training_phases(rw, inputs, end, notes)
+    )
+    peak = max(phases, key=lambda phase: phase.allocated())
+    reserved = max(phase.allocated() + _FRAGMENTATION[end] * phase.churn for phase in phases)
+    return _Counters(peak=peak, reserved=reserved, phases=phases)
+
+
+def _outside_allocator(rw: ResolvedWorkload, end: str) -> tuple[float, float]:
+    """(CUDA context, NCCL) bytes for one GPU at one end of the band."""
+    nccl = _NCCL_GIB[end] * GIB if rw.gpu_count > 1 else 0.0
+    return _CONTEXT_GIB[end] * GIB, nccl
+
+
+def _per_gpu(rw: ResolvedWorkload, counters: _Counters, end: _End) -> float:
+    context, nccl = _outside_allocator(rw, end)
+    return counters.reserved + context + nccl
+
+
+@functools.lru_cache(maxsize=1024)
+def _layout_free(rw: ResolvedWorkload) -> tuple[_Inputs, tuple[str, ...]]:
+    """Model state and activations of ``rw`` (given with a trivial layout), with their notes.
+
+    The planner estimates one workload on many (gpu_count, tp, sharding) layouts; these parts do not
+    depend on the layout, so they are computed once per workload.
+    """
+    notes: list[str] = []
+    inputs = _Inputs(
+        state=model_state(rw, notes),
+        activations=0.0 if rw.is_inference else saved_activation_bytes(rw, notes),
+    )
+    return inputs, tuple(notes)
 
 
 def estimate_memory(rw: ResolvedWorkload) -> MemoryEstimate:
-    """Peak memory one GPU of the workload needs, with its breakdown, band and assumptions."""
-    notes: list[str] = ["predicted number: peak allocated memory per GPU, plus runtime overhead to fit"]
-    point = _allocated(rw, high=False, notes=notes)
-    high = _allocated(rw, high=True, notes=[])
-    multi = rw.gpu_count > 1
-    overhead = _CONTEXT_GIB + _ALLOCATOR_GIB + (_NCCL_GIB if multi else 0.0)
-    notes.append(
-        f"runtime overhead {overhead:g} GiB: CUDA context {_CONTEXT_GIB:g} + allocator reserve {_ALLOCATOR_GIB:g}"
-        + (f" + NCCL {_NCCL_GIB:g}" if multi else "")
-        + f" (band {_OVERHEAD_LOW_GIB:g}-{_OVERHEAD_HIGH_GIB:g} GiB, +{_FRAGMENTATION_HIGH:.0%} fragmentation high)"
+    """Peak memory one GPU of the workload needs in three counters, with breakdown, band and assumptions."""
+    notes: list[str] = [
+        "counters: allocated = torch max_memory_allocated; reserved = allocated + caching-allocator "
+        "fragmentation; per_gpu = reserved + CUDA context (+ NCCL buffers on >1 GPU), what nvidia-smi "
+        "shows and what fits compares with capacity"
+    ]
+    inputs, layout_free_notes = _layout_free(
+        msgspec.structs.replace(rw, gpu_count=1, tp=1, dp=1, sharding="none")
     )
-    allocated = point.total() / GIB
-    low_bytes = point.total() - point.activations * (1 - _ACTIVATION_LOW)
-    high_bytes = high.total() + high.activations * (_ACTIVATION_HIGH - 1)
-    band = MemoryBand(
-        low_gib=low_bytes / GIB + _OVERHEAD_LOW_GIB,
-        high_gib=high_bytes / GIB * (1 + _FRAGMENTATION_HIGH) + _OVERHEAD_HIGH_GIB,
+    notes.extend(layout_free_notes)
+    counters = _counters(rw, inputs, "point", notes)
+    point = counters.peak
+    low, high = _counters(rw, inputs, "low"), _counters(rw, inputs, "high")
+    allocated = point.allocated()
+    fragmentation = counters.reserved - allocated
+    context, nccl = _outside_allocator(rw, "point")
+    notes.append(
+        f"fragmentation {_FRAGMENTATION['point']:.0%} of the memory that churns each step "
+        f"(activations, loss tensors, gradients, temporaries; band {_FRAGMENTATION['low']:.0%}-"
+        f"{_FRAGMENTATION['high']:.0%}); CUDA context {_CONTEXT_GIB['point']:g} GiB "
+        f"(band {_CONTEXT_GIB['low']:g}-{_CONTEXT_GIB['high']:g})"
+        + (
+            f"; NCCL {_NCCL_GIB['point']:g} GiB (band {_NCCL_GIB['low']:g}-{_NCCL_GIB['high']:g})"
+            if nccl
+            else ""
+        )
+    )
+    notes.append(
+        "band: low end with 16-bit mixed-precision gradients, a chunked loss (6 B/logit), 85% activations; "
+        "high end with the working copy kept through the step, foreach optimizer temporaries, 18 B/logit, "
+        "125% activations"
+    )
+    notes.append(
+        "allocated peak at "
+        + point.phase.replace("_", " ")
+        + " ("
+        + "; ".join(
+            f"{phase.phase.replace('_', ' ')} {phase.allocated() / GIB:.2f} GiB"
+            + (
+                f" with {phase.activations / GIB:.2f} GiB activations and {phase.logits / GIB:.2f} GiB logits"
+                if phase.phase == "forward_backward"
+                else ""
+            )
+            for phase in counters.phases
+        )
+        + ")"
     )
     breakdown = MemoryBreakdown(
         weights=point.weights / GIB,
+        master_weights=point.master / GIB,
         gradients=point.gradients / GIB,
-        optimizer_state=point.optimizer_state / GIB,
+        optimizer_state=point.optimizer / GIB,
         activations=point.activations / GIB,
         logits=point.logits / GIB,
         kv_cache=point.kv_cache / GIB,
-        runtime_overhead=overhead,
+        buffers=point.buffers / GIB,
+        fragmentation=fragmentation / GIB,
+        cuda_context=context / GIB,
+        nccl=nccl / GIB,
+        runtime_overhead=(fragmentation + context + nccl) / GIB,
+        paged_optimizer_state=point.paged / GIB,
+    )
+    per_gpu = (allocated + fragmentation + context + nccl) / GIB
+    band = MemoryBand(
+        low_gib=min(_per_gpu(rw, low, "low") / GIB, per_gpu),
+        high_gib=max(_per_gpu(rw, high, "high") / GIB, per_gpu),
     )
     return MemoryEstimate(
-        per_gpu_gib=allocated + overhead,
-        allocated_gib=allocated,
+        per_gpu_gib=per_gpu,
+        allocated_gib=allocated / GIB,
+        reserved_gib=(allocated + fragmentation) / GIB,
         band=band,
+        fit_counter="per_gpu_gib",
+        peak_phase=point.phase,
+        host_ram_gib=point.host / GIB,
         breakdown=breakdown,
         assumptions=notes,
     )
@@ -329,4 +502,6 @@ def fit_on(estimate: MemoryEstimate, gpu: GpuSpec) -> GpuFit:
         fits=margin >= 0,
         margin_gib=margin,
         margin_fraction=margin / gpu.memory_gib if gpu.memory_gib > 0 else float("-inf"),
+        counter="per_gpu_gib",
+        high_end_fits=estimate.band.high_gib <= gpu.memory_gib,
     )

@@ -177,6 +177,13 @@ CATALOG_ENTRIES: Final[tuple[dict[str, object], ...]] = (
     _tf("Gemma 2 27B", 27.2, (46, 4608, 36864, 32, 16), 256000, 8192,
         _hf("google/gemma-2-27b") + "; params from the Gemma 2 report", "google/gemma-2-27b", head_dim=128,
         **_TIED),
+    _tf("Gemma 2B", 2.51, (18, 2048, 16384, 8, 1), 256000, 8192,
+        _hf("google/gemma-2b") + " (multi-query attention, head_dim 256, GeGLU MLP, tied head); Gemma Team 2024",
+        "google/gemma-2b", "gemma-2b", head_dim=256, **_TIED),
+    _tf("TinyLlama 1.1B", 1.10, (22, 2048, 5632, 32, 4), 32000, 2048,
+        _hf("TinyLlama/TinyLlama-1.1B-intermediate-step-1431k-3T") + " (Llama 2 architecture); Zhang et al. 2024",
+        "TinyLlama/TinyLlama-1.1B-intermediate-step-1431k-3T", "TinyLlama/TinyLlama-1.1B-Chat-v1.0",
+        "tiny-llama", "tinyllama"),
     # --- Phi-3, Falcon, GPT-J, StarCoder, BLOOM --------------------------------------------------------
     _tf("Phi-3 mini", 3.82, (32, 3072, 8192, 32, 32), 32064, 4096,
         _hf("microsoft/Phi-3-mini-4k-instruct") + "; Abdin et al. 2024", "microsoft/Phi-3-mini-4k-instruct",
@@ -253,6 +260,10 @@ CATALOG_ENTRIES: Final[tuple[dict[str, object], ...]] = (
     _tf("BERT-large", 0.335, (24, 1024, 4096, 16, 16), 30522, 512,
         _hf("google-bert/bert-large-uncased") + "; 335M params (Devlin et al. 2019 round to 340M)",
         "bert-large-uncased", "bert-large-cased", "BERT large", family="encoder", **_PLAIN, **_TIED),
+    _tf("ViT-L/16", 0.304, (24, 1024, 4096, 16, 16), 1000, 197,
+        "torchvision vit_l_16 (Dosovitskiy et al. 2021: 24 layers, hidden 1024, MLP 4096 GELU, 16 heads; "
+        "304M params); a 224x224 image is 196 patches + 1 class token; vocab_size is the 1000-class head",
+        "vit_l_16", "google/vit-large-patch16-224", family="encoder", **_PLAIN),
     _tf("mT5-XXL", 12.92, (48, 4096, 10240, 64, 64), 250112, 1024,
         _hf("google/mt5-xxl") + " (24 encoder + 24 decoder layers, d_model 4096, d_ff 10240 gated-GELU,"
         " 64 heads of 64, untied head); 12.9B params", "google/mt5-xxl", "bigscience/mt0-xxl", "mt0-xxl",

@@ -14,16 +14,20 @@ import msgspec
 from msgspec import Meta
 
 from solver.errors import InvalidWorkload
+from solver.lora_targets import DEFAULT_LORA_TARGETS, LoraModule, LoraPreset, resolve_lora_targets
 from solver.models import ModelArch, lookup_model
 
 __all__ = [
     "DEFAULT_SEQ_LEN",
     "DEFAULT_STACK",
     "INFERENCE_KINDS",
+    "Attention",
     "EfficiencyOverride",
     "JobSpec",
+    "MasterWeights",
     "Method",
     "ModelSpec",
+    "Offload",
     "Optimizer",
     "Precision",
     "Recompute",
@@ -38,10 +42,13 @@ __all__ = [
 WorkloadKind = Literal["train", "fine_tune", "batch_inference", "serving"]
 Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4", "nf4"]
 Method = Literal["full", "lora", "qlora"]
-Optimizer = Literal["adamw", "adamw_8bit", "sgd", "adafactor"]
+Optimizer = Literal["adamw", "adamw_8bit", "paged_adamw", "paged_adamw_8bit", "lion", "sgd", "adafactor"]
 Sharding = Literal["none", "zero1", "zero2", "zero3"]
 Recompute = Literal["none", "selective", "full"]
 Stack = Literal["standard", "optimized"]
+Attention = Literal["flash", "eager"]
+MasterWeights = Literal["fp32", "none"]
+Offload = Literal["none", "optimizer", "optimizer_and_params"]
 
 INFERENCE_KINDS: Final[frozenset[str]] = frozenset({"batch_inference", "serving"})
 DEFAULT_SEQ_LEN: Final = 2048
@@ -123,21 +130,105 @@ class JobSpec(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     precision: Annotated[
         Precision,
         Meta(
-            description="Weight precision; bf16/fp16 training means mixed precision with fp32 master weights."
+            description=(
+                "Weight precision. Training in bf16/fp16 keeps an fp32 master copy unless master_weights"
+                " is none (pure 16-bit)."
+            )
         ),
     ] = "bf16"
     method: Annotated[Method, Meta(description="full, lora, or qlora (LoRA on a 4-bit base).")] = "full"
     lora_rank: Annotated[int, Meta(ge=1, le=4096, description="LoRA rank r.")] = 8
-    optimizer: Annotated[Optimizer, Meta(description="Optimizer (training kinds only).")] = "adamw"
+    lora_targets: Annotated[
+        LoraPreset | Annotated[list[Annotated[str, Meta(min_length=1, max_length=64)]], Meta(max_length=32)],
+        Meta(
+            description=(
+                "Linear layers that carry LoRA adapters: a preset (qv, qkv, attention = q/k/v/o, mlp,"
+                " all_linear) or a list of module names (q_proj, k_proj, v_proj, o_proj, gate_proj,"
+                " up_proj, down_proj, or aliases such as wq, query, w1, fc1, qkv_proj). Default qv,"
+                " PEFT's default for Llama-family models."
+            )
+        ),
+    ] = DEFAULT_LORA_TARGETS
+    lora_dropout: Annotated[
+        float,
+        Meta(
+            ge=0.0,
+            lt=1.0,
+            description=(
+                "LoRA dropout probability (PEFT's lora_dropout, default 0). Above 0 every adapter keeps its"
+                " dropped-out input and mask for backward."
+            ),
+        ),
+    ] = 0.0
+    optimizer: Annotated[
+        Optimizer,
+        Meta(
+            description=(
+                "Optimizer (training kinds only): adamw (torch), adamw_8bit (bitsandbytes, 2 B/param of"
+                " state), paged_adamw and paged_adamw_8bit (bitsandbytes, state in CUDA unified memory"
+                " the driver can page to host), lion (one momentum), sgd (with momentum), adafactor."
+            )
+        ),
+    ] = "adamw"
+    optimizer_in_backward: Annotated[
+        bool,
+        Meta(
+            description=(
+                "Run each parameter's optimizer step inside backward as soon as its gradient is ready,"
+                " so the full set of gradients never coexists (needs gradient_accumulation_steps 1)."
+            )
+        ),
+    ] = False
+    master_weights: Annotated[
+        MasterWeights,
+        Meta(
+            description=(
+                "Training in bf16/fp16: fp32 keeps an fp32 master copy, fp32 gradients and fp32 optimizer"
+                " state (mixed precision); none trains the 16-bit weights directly (pure bf16), with"
+                " 16-bit gradients and optimizer state in the parameter dtype."
+            )
+        ),
+    ] = "fp32"
+    offload: Annotated[
+        Offload,
+        Meta(
+            description=(
+                "CPU offload (ZeRO-Offload / FSDP CPU offload): optimizer moves the master copy and the"
+                " optimizer state (and its step) to host memory; optimizer_and_params also the weights,"
+                " streamed to the GPU layer by layer."
+            )
+        ),
+    ] = "none"
+    attention: Annotated[
+        Attention,
+        Meta(
+            description=(
+                "Attention kernel: flash (SDPA/FlashAttention, never stores the s x s score matrix) or"
+                " eager (materialises the scores, which backward keeps)."
+            )
+        ),
+    ] = "flash"
     recompute: Annotated[
         Recompute,
         Meta(
             description=(
-                "Activation recomputation: selective recomputes the attention core (what FlashAttention/"
-                "SDPA kernels do), full keeps only each layer's input (gradient checkpointing)."
+                "Activation checkpointing: none keeps every activation; selective saves each layer's"
+                " input, attention output and every other matmul output and recomputes the rest"
+                " (PyTorch selective activation checkpointing); full keeps only each layer's input."
             )
         ),
     ] = "none"
+    gradient_accumulation_steps: Annotated[
+        int,
+        Meta(
+            ge=1,
+            le=1_000_000,
+            description=(
+                "Micro-batches per optimizer step. Above 1 the gradients stay allocated through the"
+                " next micro-batch's forward pass, on top of its activations."
+            ),
+        ),
+    ] = 1
     batch_size: Annotated[int, Meta(ge=1, le=1_000_000, description="Sequences (or samples) per GPU.")] = 1
     seq_len: (
         Annotated[
@@ -181,7 +272,8 @@ class ResolvedWorkload(msgspec.Struct, frozen=True, kw_only=True):
     """A validated workload with its architecture and every default filled in.
 
     ``seq_len`` is the effective sequence length (0 for models without one, such as CNNs); ``dp`` is the
-    data-parallel degree ``gpu_count // tp`` that ZeRO stages shard over.
+    data-parallel degree ``gpu_count // tp`` that ZeRO stages shard over; ``lora_targets`` the canonical
+    module names the adapters sit on (empty for full training).
     """
 
     kind: WorkloadKind
@@ -193,6 +285,13 @@ class ResolvedWorkload(msgspec.Struct, frozen=True, kw_only=True):
     sharding: Sharding
     recompute: Recompute
     batch_size: int
+    attention: Attention = "flash"
+    master_weights: MasterWeights = "fp32"
+    optimizer_in_backward: bool = False
+    offload: Offload = "none"
+    lora_targets: tuple[LoraModule, ...] = ()
+    lora_dropout: float = 0.0
+    gradient_accumulation_steps: int = 1
     seq_len: int
     gpu_count: int
     tp: int
@@ -273,7 +372,7 @@ def _resolve_model(spec: ModelSpec) -> ModelArch:
 
 
 def _check_positive(w: Workload) -> None:
-    for field in ("batch_size", "seq_len", "gpu_count", "tp", "lora_rank"):
+    for field in ("batch_size", "seq_len", "gpu_count", "tp", "lora_rank", "gradient_accumulation_steps"):
         value = getattr(w, field)
         if value is not None and value < 1:
             raise InvalidWorkload(field, f"must be at least 1, got {value}")
@@ -295,6 +394,18 @@ def _check_method(w: Workload, arch: ModelArch) -> None:
     if w.method != "full" and w.lora_rank > arch.hidden_size:
         raise InvalidWorkload(
             "lora_rank", f"must not exceed the hidden size ({arch.hidden_size}), got {w.lora_rank}"
+        )
+
+
+def _check_training_options(w: Workload) -> None:
+    """Combinations of training options that cannot run (ignored for inference kinds)."""
+    if w.kind in INFERENCE_KINDS:
+        return
+    if w.optimizer_in_backward and w.gradient_accumulation_steps > 1:
+        raise InvalidWorkload(
+            "optimizer_in_backward",
+            "steps each parameter as soon as its gradient exists, so gradients cannot be accumulated over "
+            f"{w.gradient_accumulation_steps} micro-batches (set gradient_accumulation_steps to 1)",
         )
 
 
@@ -345,15 +456,18 @@ def resolve_workload(w: Workload) -> ResolvedWorkload:
     """Validate ``w`` beyond its types and fill in its defaults.
 
     Raises :class:`~solver.errors.InvalidWorkload` (or its subclass ``UnknownModel``) naming the field.
-    Settings that do not apply are accepted and ignored: the optimizer, sharding and recomputation of
-    an inference workload, and sharding on a single data-parallel rank.
+    Settings that do not apply are accepted and ignored: the optimizer, master weights, offload,
+    gradient accumulation, sharding and recomputation of an inference workload, LoRA targets of full
+    training, and sharding on a single data-parallel rank.
     """
     _check_positive(w)
     arch = _resolve_model(w.model)
     _check_method(w, arch)
+    _check_training_options(w)
     _check_layout(w, arch)
     _check_efficiency(w)
     seq_len = _effective_seq_len(w, arch)
+    targets = resolve_lora_targets(w.lora_targets, arch) if arch.is_transformer else ()
     return ResolvedWorkload(
         kind=w.kind,
         arch=arch,
@@ -364,6 +478,13 @@ def resolve_workload(w: Workload) -> ResolvedWorkload:
         sharding=w.sharding,
         recompute=w.recompute,
         batch_size=w.batch_size,
+        attention=w.attention,
+        master_weights=w.master_weights,
+        optimizer_in_backward=w.optimizer_in_backward,
+        offload=w.offload,
+        lora_targets=targets if w.method != "full" else (),
+        lora_dropout=w.lora_dropout,
+        gradient_accumulation_steps=w.gradient_accumulation_steps,
         seq_len=seq_len,
         gpu_count=w.gpu_count,
         tp=w.tp,

@@ -53,6 +53,55 @@ def test_defaults() -> None:
     assert rw.seq_len == DEFAULT_SEQ_LEN
     assert rw.arch is lookup_model("Llama 2 7B")
     assert not rw.is_inference
+    assert (rw.attention, rw.master_weights, rw.offload, rw.optimizer_in_backward) == (
+        "flash",
+        "fp32",
+        "none",
+        False,
+    )
+    assert (rw.lora_targets, rw.lora_dropout, rw.gradient_accumulation_steps) == ((), 0.0, 1)
+    assert _resolve(method="lora").lora_targets == ("q_proj", "v_proj")
+
+
+@pytest.mark.parametrize(
+    ("targets", "expected"),
+    [
+        ("qkv", ("q_proj", "k_proj", "v_proj")),
+        ("attention", ("q_proj", "k_proj", "v_proj", "o_proj")),
+        ("mlp", ("gate_proj", "up_proj", "down_proj")),
+        (["down_proj", "q_proj", "q"], ("q_proj", "down_proj")),
+        (
+            ["wq", "wk", "wv", "wo", "w1", "w2", "w3"],
+            ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"),
+        ),
+        (["query_key_value", "gate_up_proj"], ("q_proj", "k_proj", "v_proj", "gate_proj", "up_proj")),
+        ([" Query ", "VALUE"], ("q_proj", "v_proj")),
+    ],
+)
+def test_lora_targets_resolve_to_module_names(targets: Any, expected: tuple[str, ...]) -> None:
+    assert _resolve(method="lora", lora_targets=targets).lora_targets == expected
+
+
+def test_plain_mlp_models_have_no_gate_projection() -> None:
+    gptj = {"name": "GPT-J 6B"}
+    assert _resolve(model=gptj, method="lora", lora_targets="mlp").lora_targets == ("up_proj", "down_proj")
+    assert "gate_proj" not in _resolve(model=gptj, method="lora", lora_targets="all_linear").lora_targets
+    assert _resolve(model=gptj, method="lora", lora_targets=["fc1", "fc2"]).lora_targets == (
+        "up_proj",
+        "down_proj",
+    )
+    with pytest.raises(InvalidWorkload, match="plain two-matrix MLP") as info:
+        _resolve(model=gptj, method="lora", lora_targets=["gate_proj"])
+    assert info.value.field == "lora_targets"
+
+
+def test_unknown_lora_module_lists_the_valid_ones() -> None:
+    with pytest.raises(InvalidWorkload) as info:
+        _resolve(method="lora", lora_targets=["q_proj", "lm_head"])
+    assert info.value.field == "lora_targets"
+    assert "'lm_head'" in info.value.message
+    for module in ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"):
+        assert module in info.value.message
 
 
 def test_default_seq_len_is_capped_by_the_model() -> None:
@@ -83,6 +132,18 @@ def test_unknown_fields_are_rejected_at_decode() -> None:
         ({"kind": "pretrain", "model": {"name": "x"}}, "kind"),
         ({"kind": "train", "model": {"name": ""}}, "model.name"),
         ({"kind": "train", "model": {"params_b": -1}}, "model.params_b"),
+        ({"kind": "train", "model": {"name": "x"}, "attention": "sdpa"}, "attention"),
+        ({"kind": "train", "model": {"name": "x"}, "master_weights": "bf16"}, "master_weights"),
+        ({"kind": "train", "model": {"name": "x"}, "optimizer": "adam"}, "optimizer"),
+        ({"kind": "train", "model": {"name": "x"}, "offload": "nvme"}, "offload"),
+        ({"kind": "train", "model": {"name": "x"}, "lora_targets": "everything"}, "lora_targets"),
+        ({"kind": "train", "model": {"name": "x"}, "lora_targets": [""]}, "lora_targets"),
+        ({"kind": "train", "model": {"name": "x"}, "lora_dropout": 1.0}, "lora_dropout"),
+        (
+            {"kind": "train", "model": {"name": "x"}, "gradient_accumulation_steps": 0},
+            "gradient_accumulation_steps",
+        ),
+        ({"kind": "train", "model": {"name": "x"}, "optimizer_in_backward": "yes"}, "optimizer_in_backward"),
     ],
 )
 def test_types_and_bounds_are_checked_at_decode(payload: dict[str, Any], path: str) -> None:
@@ -118,6 +179,9 @@ def test_schema_documents_fields() -> None:
         ({"model": {"name": "BERT-base"}, "method": "lora", "lora_rank": 1024}, "lora_rank"),
         ({"model": {"name": "resnet50"}, "method": "lora"}, "method"),
         ({"model": {"name": "resnet50"}, "tp": 2, "gpu_count": 2}, "tp"),
+        ({"optimizer_in_backward": True, "gradient_accumulation_steps": 4}, "optimizer_in_backward"),
+        ({"method": "lora", "lora_targets": []}, "lora_targets"),
+        ({"method": "lora", "lora_targets": ["attn"]}, "lora_targets"),
     ],
 )
 def test_semantic_errors_name_their_field(fields: dict[str, Any], field: str) -> None:
@@ -150,7 +214,15 @@ def test_values_built_in_python_are_checked_too() -> None:
 
 def test_settings_that_do_not_apply_are_accepted() -> None:
     assert _resolve(sharding="zero3").dp == 1
-    serving = _resolve(kind="serving", optimizer="sgd", recompute="full", precision="int4")
+    serving = _resolve(
+        kind="serving",
+        optimizer="sgd",
+        recompute="full",
+        precision="int4",
+        offload="optimizer",
+        optimizer_in_backward=True,
+        gradient_accumulation_steps=8,
+    )
     assert serving.is_inference
     assert _resolve(kind="batch_inference", method="qlora", precision="nf4").method == "qlora"
 
