@@ -24,8 +24,8 @@ from solver.errors import InvalidWorkload, ThroughputUnavailable
 from solver.gpus import INTERCONNECT_RANK, GpuSpec, Interconnect
 from solver.memory import MemoryEstimate, estimate_memory
 from solver.network import Network, spans_instances
-from solver.throughput import ThroughputEstimate, Topology
-from solver.workload import ResolvedWorkload, Sharding, Workload, resolve_workload
+from solver.throughput import RECOMPUTE_LEVELS, ThroughputEstimate, Topology
+from solver.workload import Recompute, ResolvedWorkload, Sharding, Workload, resolve_workload
 
 __all__ = [
     "Candidate",
@@ -81,6 +81,7 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True):
     gpu_count: int
     tp: int
     sharding: Sharding
+    recompute: Recompute
     memory: MemoryEstimate
     capacity_gib: float
     throughput: ThroughputEstimate
@@ -137,18 +138,26 @@ def _layouts(
 
 
 class _MemoryCache:
-    """Memory depends on the layout, not on the GPU type: estimate each (count, tp, sharding) once."""
+    """Memory depends on the layout, not on the GPU type: estimate each (count, tp, sharding,
+    recompute) once."""
 
     def __init__(self, template: Workload) -> None:
         self._template = template
-        self._cache: dict[tuple[int, int, str], tuple[ResolvedWorkload, MemoryEstimate] | None] = {}
+        self._cache: dict[tuple[int, int, str, str], tuple[ResolvedWorkload, MemoryEstimate] | None] = {}
+
+    def recomputes(self) -> tuple[Recompute, ...]:
+        """The checkpointing levels to try: the stated one, or all (least first) when left out."""
+        stated = self._template.recompute
+        return RECOMPUTE_LEVELS if stated is None else (stated,)
 
     def get(
-        self, gpu_count: int, tp: int, sharding: Sharding
+        self, gpu_count: int, tp: int, sharding: Sharding, recompute: Recompute
     ) -> tuple[ResolvedWorkload, MemoryEstimate] | None:
-        key = (gpu_count, tp, sharding)
+        key = (gpu_count, tp, sharding, recompute)
         if key not in self._cache:
-            workload = msgspec.structs.replace(self._template, gpu_count=gpu_count, tp=tp, sharding=sharding)
+            workload = msgspec.structs.replace(
+                self._template, gpu_count=gpu_count, tp=tp, sharding=sharding, recompute=recompute
+            )
             try:
                 resolved = resolve_workload(workload)
             except InvalidWorkload:
@@ -183,11 +192,8 @@ def enumerate_candidates(
     ``work(unit)`` converts the job's work into the unit of a throughput (e.g. tokens for tokens_per_s).
     """
     memory = _MemoryCache(template)
-    fits: dict[
-        tuple[int, int, str, float],
-        tuple[tuple[int, Sharding], tuple[ResolvedWorkload, MemoryEstimate]] | str,
-    ] = {}
-    rates: dict[tuple[str, int, int, str, int, str], ThroughputEstimate | str] = {}
+    fits: dict[tuple[int, int, str, float], list[_Layout] | str] = {}
+    rates: dict[tuple[str, int, int, str, int, str, str], ThroughputEstimate | str] = {}
     candidates: list[Candidate] = []
     rejections: list[Rejection] = []
     tried = 0
@@ -229,22 +235,27 @@ def enumerate_candidates(
                 fits[fit_key] = _fit(
                     memory, gpu_count, supply.gpus_per_unit, supply.interconnect, gpu.memory_gib
                 )
-            chosen = fits[fit_key]
-            if isinstance(chosen, str):
-                reject("memory", chosen, gpu_count)
+            options = fits[fit_key]
+            if isinstance(options, str):
+                reject("memory", options, gpu_count)
                 continue
-            (tp, sharding), (resolved, mem) = chosen
-            if units > 1 and not resolved.is_inference and not spans_instances(supply.network):
+            if units > 1 and not options[0].resolved.is_inference and not spans_instances(supply.network):
                 reject(
                     "network",
                     f"{units} instances cannot synchronise training: {supply.network.rule}",
                     gpu_count,
                 )
                 break
-            rate = _rate(rates, throughput, resolved, supply, gpu, gpu_count)
-            if isinstance(rate, str):
-                reject("throughput", rate, gpu_count)
+            found = [
+                (option, _rate(rates, throughput, option.resolved, supply, gpu, gpu_count))
+                for option in options
+            ]
+            rated = [(option, rate) for option, rate in found if not isinstance(rate, str)]
+            if not rated:
+                reject("throughput", str(found[0][1]), gpu_count)
                 break
+            layout, rate = max(rated, key=lambda pair: pair[1].value)  # the fastest layout that fits
+            tp, sharding, mem = layout.resolved.tp, layout.resolved.sharding, layout.memory
             value = rate.value
             amount = work(rate.unit)
             hours = amount.amount / value / 3600
@@ -272,6 +283,7 @@ def enumerate_candidates(
                     gpu_count=gpu_count,
                     tp=tp,
                     sharding=sharding,
+                    recompute=layout.resolved.recompute,
                     memory=mem,
                     capacity_gib=gpu.memory_gib,
                     throughput=rate,
@@ -284,27 +296,41 @@ def enumerate_candidates(
     return Enumeration(candidates=candidates, rejections=rejections, configurations_tried=tried)
 
 
+class _Layout(msgspec.Struct, frozen=True, kw_only=True):
+    """A parallel layout that fits, with its resolved workload and memory estimate."""
+
+    resolved: ResolvedWorkload
+    memory: MemoryEstimate
+
+
 def _fit(
     memory: _MemoryCache, gpu_count: int, per_unit: int, interconnect: Interconnect, capacity_gib: float
-) -> tuple[tuple[int, Sharding], tuple[ResolvedWorkload, MemoryEstimate]] | str:
-    """The first layout (in order of preference) that fits ``capacity_gib``, or why none does."""
-    probe = memory.get(gpu_count, 1, "none")
+) -> list[_Layout] | str:
+    """For each checkpointing level to try, the first layout (least tensor parallelism, then least
+    sharding) that fits ``capacity_gib``; or why none does. The planner keeps the fastest of them."""
+    probe = memory.get(gpu_count, 1, "none", memory.recomputes()[0])
     if probe is None:
         return "no valid parallel layout"
     smallest: float | None = None
-    for tp, sharding in _layouts(probe[0], gpu_count, per_unit, interconnect):
-        entry = memory.get(gpu_count, tp, sharding)
-        if entry is None:
-            continue
-        need = entry[1].per_gpu_gib
-        smallest = need if smallest is None else min(smallest, need)
-        if need <= capacity_gib:
-            return (tp, sharding), entry
+    found: list[_Layout] = []
+    for recompute in memory.recomputes():
+        for tp, sharding in _layouts(probe[0], gpu_count, per_unit, interconnect):
+            entry = memory.get(gpu_count, tp, sharding, recompute)
+            if entry is None:
+                continue
+            need = entry[1].per_gpu_gib
+            smallest = need if smallest is None else min(smallest, need)
+            if need <= capacity_gib:
+                resolved = msgspec.structs.replace(entry[0], recompute_auto=False)
+                found.append(_Layout(resolved=resolved, memory=entry[1]))
+                break
+    if found:
+        return found
     return f"needs {smallest or 0:,.1f} GiB per GPU in the best layout on {gpu_count} GPU(s); has {capacity_gib:g} GiB"
 
 
 def _rate(
-    cache: dict[tuple[str, int, int, str, int, str], ThroughputEstimate | str],
+    cache: dict[tuple[str, int, int, str, int, str, str], ThroughputEstimate | str],
     throughput: ThroughputFn,
     resolved: ResolvedWorkload,
     supply: Supply,
@@ -321,6 +347,7 @@ def _rate(
         f"{supply.interconnect}|{network.network_class}|{network.gbps:g}",
         resolved.tp,
         resolved.sharding,
+        resolved.recompute,
     )
     if key not in cache:
         topology = Topology(

@@ -10,7 +10,7 @@ seconds, where the parts ``a … e`` come from the work and the hardware alone a
 - ``a``: matmul FLOPs ÷ the GPU's achievable matmul FLOP/s at the job's precision (peak × MAMF share ×
   power factor, :mod:`solver.hardware`). Training: ``2·P`` per pass over the active parameters, 3 passes
   for all weights, 2 for LoRA (the frozen base needs no weight gradients), one more with full
-  recomputation; QLoRA's NF4 dequantisation divides by :data:`~solver.workcost.QLORA_DEQUANT_EFFICIENCY`.
+  recomputation and half of one with selective; QLoRA's NF4 dequantisation divides by :data:`~solver.workcost.QLORA_DEQUANT_EFFICIENCY`.
 - ``w/h``: GEMMs of a model of width ``h`` run below the large-shape MAMF (tile and wave quantisation,
   more launches per FLOP); ``w`` is calibrated on how MFU grows with model width.
 - ``b``: attention-core FLOPs (``2·c·L·d·T`` per pass, ``c = 1`` causal) ÷ the 16-bit achievable rate ×
@@ -40,7 +40,7 @@ from typing import Final, NamedTuple
 
 from solver.hardware import Hardware
 from solver.models import ModelArch, active_params
-from solver.workcost import BYTES_PER_PARAM, QLORA_DEQUANT_EFFICIENCY, PrecisionClass
+from solver.workcost import BYTES_PER_PARAM, QLORA_DEQUANT_EFFICIENCY, RECOMPUTE_PASSES, PrecisionClass
 
 __all__ = [
     "ATTENTION_EFFICIENCY",
@@ -133,7 +133,7 @@ def _per_pass(arch: ModelArch, tokens: int) -> WorkTerms:
 
 def training_terms(arch: ModelArch, seq_len: int, method: str, recompute: str) -> WorkTerms:
     """Terms of one training token of a transformer (see the module docstring)."""
-    passes = _TRAIN_PASSES[method] + (1.0 if recompute == "full" else 0.0)
+    passes = _TRAIN_PASSES[method] + RECOMPUTE_PASSES.get(recompute, 0.0)
     one = _per_pass(arch, max(seq_len, 1))
     dequant = 1.0 / QLORA_DEQUANT_EFFICIENCY if method == "qlora" else 1.0
     return WorkTerms(

@@ -56,7 +56,7 @@ from solver.errors import InvalidWorkload, ThroughputUnavailable
 from solver.gpus import GpuSpec, Interconnect
 from solver.hardware import Hardware, hardware_of
 from solver.links import instance_links
-from solver.memory import lora_params
+from solver.memory import estimate_memory, lora_params
 from solver.models import ModelArch
 from solver.network import FABRIC_TRAITS, Network
 from solver.observations import Observation, Setup, WorkKey, training_variant, weighted_median
@@ -64,10 +64,11 @@ from solver.profiles import MeasuredProfile
 from solver.scaling import Links, ScalingEstimate, training_scaling
 from solver.workclass import WorkClass, workload_class
 from solver.workcost import WORKLOAD_PRECISION_CLASS, PrecisionClass, setting_numbers, work_at_setting
-from solver.workload import ResolvedWorkload
+from solver.workload import Recompute, ResolvedWorkload
 
 __all__ = [
     "DEFAULT_CLUSTER_NETWORK",
+    "RECOMPUTE_LEVELS",
     "Band",
     "EfficiencyUsed",
     "ProfileSource",
@@ -76,6 +77,7 @@ __all__ = [
     "Topology",
     "default_topology",
     "estimate_throughput",
+    "least_recompute",
     "profile_index",
     "prompt_seconds",
     "workload_query",
@@ -83,6 +85,7 @@ __all__ = [
 
 Route = Literal["measured", "class_model", "override"]
 _MAX_SOURCES: Final = 24
+RECOMPUTE_LEVELS: Final[tuple[Recompute, ...]] = ("none", "selective", "full")
 _Z90: Final = 1.2816  # the 10th/90th percentile of a normal, in σ
 _PRIOR_SIGMA: Final = 0.35
 _GROUP_GPUS: Final = 8
@@ -314,6 +317,8 @@ class _Unit(msgspec.Struct, frozen=True, kw_only=True):
     efficiency_key: str
     group: str
     note: str
+    model_flops: float = 0.0
+    """Model FLOPs per unit (no recomputation, no dequantisation): the numerator of MFU."""
 
 
 def _tp_step_seconds(arch: ModelArch, batch: int, tp: int, links: Links) -> float:
@@ -335,10 +340,12 @@ def _unit(
         group = class_group(work_class)
         if arch.is_transformer:
             terms = training_terms(arch, seq, workload.method, workload.recompute)
-            parts = compute_parts(terms, hw, precision)
-            per_sequence = query.work.metric == "sequences_per_s"
-            return _Unit(parts=parts.scaled(seq) if per_sequence else parts, cost_key=None,
-                         efficiency_key=key, group=group, note="")  # fmt: skip
+            model = training_terms(arch, seq, "full" if workload.method == "full" else "lora", "none")
+            per_unit = seq if query.work.metric == "sequences_per_s" else 1
+            parts = compute_parts(terms, hw, precision).scaled(per_unit)
+            model_flops = (model.linear_flops + model.attention_flops) * per_unit
+            return _Unit(parts=parts, cost_key=None, efficiency_key=key, group=group, note="",
+                         model_flops=model_flops)  # fmt: skip
         cost_key = f"{query.work.model}|{query.work.metric}|{query.work.setting}"
         return _Unit(parts=uncosted_parts(hw, precision), cost_key=cost_key, efficiency_key=key, group=group,
                      note="")  # fmt: skip
@@ -365,8 +372,12 @@ def _unit(
         return _Unit(parts=parts._replace(e=parts.e + batch_fixed), cost_key=None, efficiency_key=key,
                      group="offline", note=note)  # fmt: skip
     if arch.is_transformer:
-        parts = compute_parts(forward_terms(arch, seq), hw, precision).scaled(seq / tp)
-        return _Unit(parts=parts, cost_key=None, efficiency_key=key, group="prefill", note="")
+        terms = forward_terms(arch, seq)
+        parts = compute_parts(terms, hw, precision).scaled(seq / tp)
+        flops = (terms.linear_flops + terms.attention_flops) * seq / tp
+        return _Unit(
+            parts=parts, cost_key=None, efficiency_key=key, group="prefill", note="", model_flops=flops
+        )
     cost_key = f"{query.work.model}|{query.work.metric}|{query.work.setting}"
     return _Unit(parts=uncosted_parts(hw, precision).scaled(1.0 / tp), cost_key=cost_key, efficiency_key=key,
                  group="prefill", note="")  # fmt: skip
@@ -428,7 +439,7 @@ def _class_seconds(
     if override is not None:
         basis = "override"
         effect = 0.0
-        flops = _flops(unit.parts, hw, precision)
+        flops = unit.model_flops or _flops(unit.parts, hw, precision)
         compute = flops / (override.mfu * hw.peak_tflops(precision) * 1e12) if override.mfu else None
         if compute is None:
             compute = (unit.parts.a / phi + unit.parts.b) / efficiency + traffic * unit.parts.c
@@ -533,7 +544,7 @@ def _implied(
         moved = unit.parts.d * bandwidth * BANDWIDTH_EFFICIENCY  # bytes behind the bandwidth-bound part
         share = moved * estimate_per_gpu / bandwidth if bandwidth else None
         return msgspec.structs.replace(used, bandwidth_utilization=round(share, 4) if share else None)
-    flops = _flops(unit.parts, hw, precision)
+    flops = unit.model_flops or _flops(unit.parts, hw, precision)
     if unit.cost_key is not None or hw.peak_tflops(precision) <= 0:
         return used
     mfu = flops * estimate_per_gpu / (hw.peak_tflops(precision) * 1e12)
@@ -594,9 +605,34 @@ def estimate_throughput(
     replicas = 1 if training else gpu_count // tp
     group_link = interconnect if group_count > 1 else "none"
     measured = [] if workload.efficiency else _measured(query, gpu, group_count, group_link, index, exclude)
-    if measured:
+    if measured:  # left-out checkpointing: the rows ran with their source's own
         return _from_measured(query, workload, gpu, measured, replicas, index)
-    return _from_class_model(workload, query, gpu, hw, topology, index, exclude, output_len)
+    recompute_note = ""
+    if workload.recompute_auto and training:
+        workload, recompute_note = least_recompute(workload, gpu.memory_gib)
+        query = workload_query(workload, index, output_len)
+    found = _from_class_model(workload, query, gpu, hw, topology, index, exclude, output_len)
+    if recompute_note:
+        found = msgspec.structs.replace(found, method=f"{recompute_note}; {found.method}")
+    return found
+
+
+@functools.lru_cache(maxsize=4096)
+def least_recompute(workload: ResolvedWorkload, capacity_gib: float) -> tuple[ResolvedWorkload, str]:
+    """The workload with the least activation checkpointing whose memory fits ``capacity_gib`` per GPU
+    (full checkpointing when none does), and a note saying which was chosen and why."""
+    for level in RECOMPUTE_LEVELS:
+        candidate = msgspec.structs.replace(workload, recompute=level)
+        need = estimate_memory(candidate).per_gpu_gib
+        if need <= capacity_gib:
+            return (
+                candidate,
+                f"recompute {level} (the least activation checkpointing that fits: {need:,.1f} of {capacity_gib:g} GiB)",
+            )
+    return (
+        msgspec.structs.replace(workload, recompute="full"),
+        f"recompute full (nothing fits {capacity_gib:g} GiB per GPU in this layout; full checkpointing assumed)",
+    )
 
 
 def _from_measured(

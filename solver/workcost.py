@@ -10,9 +10,8 @@ width ``d = heads × head_dim`` and ``T`` tokens per sequence:
   appendix B);
 - training: 3 × forward (``6·P`` per token: weight and activation gradients); LoRA/QLoRA 2 × forward
   (``≈ 4·P``: the frozen base needs no weight gradients); full recomputation adds one forward
-  (``8·P``); selective recomputation is what FlashAttention-style kernels already do inside the
-  measured rows, so it adds nothing; QLoRA divides the rate by ``QLORA_DEQUANT_EFFICIENCY`` for the
-  NF4 dequantisation in every matmul;
+  (``8·P``), selective half of one (:data:`RECOMPUTE_PASSES`); QLoRA divides the rate by
+  ``QLORA_DEQUANT_EFFICIENCY`` for the NF4 dequantisation in every matmul;
 - prefill: forward FLOPs per prompt token; offline batch inference: forward FLOPs of prompt + output
   per **output** token;
 - decode at batch ``B``: the weights are read once per step (``min(P_total, P_active·B)`` parameters,
@@ -31,6 +30,7 @@ from solver.workload import ResolvedWorkload
 __all__ = [
     "BYTES_PER_PARAM",
     "QLORA_DEQUANT_EFFICIENCY",
+    "RECOMPUTE_PASSES",
     "WORKLOAD_PRECISION_CLASS",
     "PrecisionClass",
     "decode_bytes_per_token",
@@ -71,6 +71,9 @@ QLORA_DEQUANT_EFFICIENCY: Final = 0.75
 """Share of 16-bit LoRA speed QLoRA keeps (bitsandbytes NF4 dequantisation; reports range 0.6–0.85)."""
 
 _TRAIN_PASSES: Final[dict[str, float]] = {"full": 3.0, "lora": 2.0, "qlora": 2.0}
+RECOMPUTE_PASSES: Final[dict[str, float]] = {"none": 0.0, "selective": 0.5, "full": 1.0}
+"""Forward passes recomputation adds: full repeats the forward; selective (every other matmul output
+saved) recomputes about half of it."""
 
 
 def _attention_width(arch: ModelArch) -> int:
@@ -87,7 +90,7 @@ def forward_flops(arch: ModelArch, tokens: int) -> float:
 
 def train_flops_per_token(arch: ModelArch, seq_len: int, method: str, recompute: str) -> float:
     """Training FLOPs per token: ``6·P`` full, ``4·P`` LoRA/QLoRA, one forward more with full recompute."""
-    passes = _TRAIN_PASSES[method] + (1.0 if recompute == "full" else 0.0)
+    passes = _TRAIN_PASSES[method] + RECOMPUTE_PASSES.get(recompute, 0.0)
     flops = passes * forward_flops(arch, seq_len) / seq_len
     return flops / QLORA_DEQUANT_EFFICIENCY if method == "qlora" else flops
 

@@ -208,16 +208,21 @@ class JobSpec(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
             )
         ),
     ] = "flash"
-    recompute: Annotated[
-        Recompute,
-        Meta(
-            description=(
-                "Activation checkpointing: none keeps every activation; selective saves each layer's"
-                " input, attention output and every other matmul output and recomputes the rest"
-                " (PyTorch selective activation checkpointing); full keeps only each layer's input."
-            )
-        ),
-    ] = "none"
+    recompute: (
+        Annotated[
+            Recompute,
+            Meta(
+                description=(
+                    "Activation checkpointing: none keeps every activation; selective saves each layer's"
+                    " input, attention output and every other matmul output and recomputes the rest"
+                    " (PyTorch selective activation checkpointing); full keeps only each layer's input."
+                    " Left out (auto): estimates and plans use the least checkpointing that fits the GPU's"
+                    " memory; a memory estimate without a GPU assumes none."
+                )
+            ),
+        ]
+        | None
+    ) = None
     gradient_accumulation_steps: Annotated[
         int,
         Meta(
@@ -285,6 +290,8 @@ class ResolvedWorkload(msgspec.Struct, frozen=True, kw_only=True):
     sharding: Sharding
     recompute: Recompute
     batch_size: int
+    recompute_auto: bool = False
+    """Whether ``recompute`` was left to the planner (it then tries the least checkpointing that fits)."""
     attention: Attention = "flash"
     master_weights: MasterWeights = "fp32"
     optimizer_in_backward: bool = False
@@ -476,7 +483,8 @@ def resolve_workload(w: Workload) -> ResolvedWorkload:
         lora_rank=w.lora_rank,
         optimizer=w.optimizer,
         sharding=w.sharding,
-        recompute=w.recompute,
+        recompute=w.recompute or "none",
+        recompute_auto=w.recompute is None,
         batch_size=w.batch_size,
         attention=w.attention,
         master_weights=w.master_weights,

@@ -210,8 +210,8 @@ def test_billing_increment_rounds_up() -> None:
 
 def test_rejections_name_the_reason_per_gpu() -> None:
     supplies = [supply(0, "big", 1, 2.0), supply(1, "small", 1, 0.2)]
-    huge = PlanRequest(kind="train", model=ModelSpec(name="Llama 3.1 70B"), tokens=10**9)
-    template = Workload(kind="train", model=ModelSpec(name="Llama 3.1 70B"))
+    huge = PlanRequest(kind="train", model=ModelSpec(name="Llama 3.1 70B"), tokens=10**9, recompute="none")
+    template = Workload(kind="train", model=ModelSpec(name="Llama 3.1 70B"), recompute="none")
     with pytest.raises(NoFeasiblePlan) as info:
         plan(huge, template, supplies, GPUS, throughput, seq_len=2048)
     assert {reason for reason, _ in info.value.rejected["small"]} == {"memory"}
@@ -246,3 +246,17 @@ def test_ecc_and_interconnect_filters() -> None:
     result = plan(strict, JOB, supplies, GPUS, throughput, seq_len=1024)
     assert result.choice.supply.gpu_id == "big"
     assert ("ecc", "no ECC memory") in result.rejected["small"]
+
+
+def test_left_out_checkpointing_is_chosen_per_layout() -> None:
+    """With ``recompute`` left out the planner tries every level and keeps the fastest layout that fits."""
+    supplies = [supply(0, "mid", 8, 20.0, "nvswitch")]
+    job = {"kind": "train", "model": ModelSpec(name="Llama 3 8B"), "seq_len": 8192, "batch_size": 4}
+    one_node = PlanConstraints(max_gpus=8)
+    stated = PlanRequest(**job, tokens=10**9, recompute="none", constraints=one_node)  # type: ignore[arg-type]
+    with pytest.raises(NoFeasiblePlan):
+        plan(stated, Workload(**job, recompute="none"), supplies, GPUS, throughput, seq_len=8192)  # type: ignore[arg-type]
+    auto = PlanRequest(**job, tokens=10**9, constraints=one_node)  # type: ignore[arg-type]
+    found = plan(auto, Workload(**job), supplies, GPUS, throughput, seq_len=8192)  # type: ignore[arg-type]
+    assert found.choice.recompute in ("selective", "full")
+    assert found.choice.memory.per_gpu_gib <= GPUS["mid"].memory_gib

@@ -107,13 +107,22 @@ def test_nearby_setting_is_converted_and_derived() -> None:
 
 def test_lora_is_faster_than_full_and_recompute_slower() -> None:
     for gpu_id in ("h100-sxm", "a100-80gb-sxm", "rtx-4090", "l4"):
-        base = {"kind": "fine_tune", "model": {"name": "Llama 3 8B"}}
+        base = {"kind": "fine_tune", "model": {"name": "Llama 3 8B"}, "recompute": "none"}
         full = _estimate(gpu_id, **base)
         lora = _estimate(gpu_id, **base, method="lora")
         qlora = _estimate(gpu_id, **base, method="qlora", precision="nf4")
         assert lora.value >= full.value, gpu_id
         assert lora.value >= qlora.value, gpu_id
-        assert _estimate(gpu_id, **base, recompute="full").value < full.value, gpu_id
+        assert _estimate(gpu_id, **{**base, "recompute": "full"}).value < full.value, gpu_id
+
+
+def test_left_out_recompute_is_the_least_that_fits_the_gpu() -> None:
+    job = {"kind": "train", "model": {"name": "Llama 3 8B"}, "seq_len": 8192, "sharding": "zero3"}
+    small = _estimate("a100-40gb-sxm", 8, "nvswitch", **job)
+    large = _estimate("h200-sxm", 8, "nvswitch", **job)
+    assert small.method.startswith("recompute full") and large.method.startswith("recompute none")
+    stated = _estimate("a100-40gb-sxm", 8, "nvswitch", **job, recompute="none")
+    assert "recompute" not in stated.method.split(";")[0] and stated.value > small.value
 
 
 def test_inference_runs_replicas_of_tp_groups() -> None:
@@ -234,7 +243,8 @@ PRECISIONS = ("bf16", "fp8", "fp32", "int8", "int4")
 
 
 def _per_gpu(gpu_id: str, job: dict[str, Any], precision: str | None = None) -> ThroughputEstimate | None:
-    fields = dict(job)
+    """The same job (layout and checkpointing fixed) on ``gpu_id``."""
+    fields = {"recompute": "none", **job}
     if precision is not None:
         fields["precision"] = precision
     try:
