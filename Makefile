@@ -15,12 +15,13 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3 python; do \
 	if command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; \
 	then command -v $$p; break; fi; done)
 
-.PHONY: help serve test lint typecheck unit bench clean
+.PHONY: help serve test lint typecheck unit bench accuracy clean
 
 help:
 	@echo "make serve   set up .venv and start the API on http://$(HOST):$(PORT) (DB: $(DB))"
 	@echo "make test    set up .venv with test extras; run ruff, mypy --strict and pytest"
 	@echo "make bench   run the performance benchmarks in tests/perf"
+	@echo "make accuracy print the throughput and memory models' accuracy tables (slow)"
 
 $(VENV)/bin/python:
 	@if [ -z "$(PYTHON)" ]; then \
@@ -53,6 +54,9 @@ test: lint typecheck unit
 
 bench: $(STAMP)
 	$(BIN)/pytest tests/perf -m perf -p no:cacheprovider -s
+
+accuracy: $(STAMP)
+	$(BIN)/pytest tests/solver/test_throughput_accuracy.py tests/solver/test_memory.py -m "accuracy or not accuracy" -p no:cacheprovider -s -q
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -90,3 +90,34 @@ def test_leave_one_source_out_accuracy(capsys: pytest.CaptureFixture[str]) -> No
     for work_class, ceiling in MAX_MEDIAN.items():
         _, _, median, _, _ = _summary(results[work_class])
         assert median <= ceiling, (work_class, median)
+
+
+@pytest.mark.accuracy
+def test_leave_one_row_out_accuracy(capsys: pytest.CaptureFixture[str]) -> None:
+    """Each row alone hidden (with its exact duplicates) and predicted from every other row: the
+    figure to set beside leave-one-source-out (``make accuracy``; a refit per row, about two minutes)."""
+    index = _index()
+    fitted = {row.profile_id for row in index.fit_rows}
+    results: dict[str, list[tuple[Observation, float | None]]] = defaultdict(list)
+    for obs in index.observations:
+        if obs.profile.profile_id not in fitted:
+            continue
+        twins = frozenset(
+            other.profile.profile_id
+            for other in index.observations
+            if other.work == obs.work
+            and other.hardware == obs.hardware
+            and other.profile.gpu_count == obs.profile.gpu_count
+        )
+        predicted = predict_row(obs, index, twins)
+        results[_class_of(obs)].append(
+            (obs, None if predicted is None else predicted / obs.profile.value - 1)
+        )
+    with capsys.disabled():
+        print("\nLEAVE-ONE-ROW-OUT: each row (and its exact duplicates) hidden, predicted from the rest")
+        print(f"  {'class':<16} {'rows':>5} {'covered':>8} {'median|e|':>10} {'p90|e|':>8} {'within 2x':>10}")
+        for work_class in sorted(results):
+            n, covered, median, p90, within = _summary(results[work_class])
+            print(f"  {work_class:<16} {n:>5} {covered:>8.0%} {median:>10.1%} {p90:>8.1%} {within:>10.0%}")
+    _, _, median, _, _ = _summary(results["pretrain"])
+    assert median <= MAX_MEDIAN["pretrain"]
