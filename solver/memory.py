@@ -219,8 +219,7 @@ def _place(rw: ResolvedWorkload, st: ModelState, end: _End, notes: list[str] | N
         placed.optimizer /= dp
         placed.paged /= dp
     if stage >= 2:
-        placed.gradients /= dp
-        placed.first_gradient = min(placed.first_gradient, placed.gradients)
+        placed.gradients /= dp  # the first gradient is produced whole, before its reduce-scatter
     if stage == 3:
         placed.gathered = _gathered_bytes(rw, st.weights) / tp
         placed.weights /= dp
@@ -294,7 +293,8 @@ def _training_phases(
         buffers=placed.buckets + placed.gathered,
         churn=activations + logits + fwd_grads,
     )
-    keep_working_copy = not st.working_copy_transient or end == "high"
+    # with the master copy on the host the 16-bit weights are the GPU's only copy: they persist
+    keep_working_copy = not st.working_copy_transient or end == "high" or rw.offload != "none"
     temp = st.step_temp_high if end == "high" else st.step_temp_point
     temp = 0.0 if placed.step_on_host else temp / tp / (rw.dp if rw.sharding != "none" else 1)
     step_grads = placed.first_gradient if rw.optimizer_in_backward else placed.gradients
