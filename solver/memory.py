@@ -219,8 +219,7 @@ def _place(rw: ResolvedWorkload, st: ModelState, end: _End, notes: list[str] | N
         placed.optimizer /= dp
         placed.paged /= dp
     if stage >= 2:
-        placed.gradients /= dp
-        placed.first_gradient = min(placed.first_gradient, placed.gradients)
+        placed.gradients /= dp  # the first gradient is produced whole, before its reduce-scatter
     if stage == 3:
         placed.gathered = _gathered_bytes(rw, st.weights) / tp
         placed.weights /= dp
@@ -243,26 +242,32 @@ def _place(rw: ResolvedWorkload, st: ModelState, end: _End, notes: list[str] | N
 
 
 def _offload(rw: ResolvedWorkload, st: ModelState, placed: _Placed, notes: list[str] | None) -> None:
-    """Move master copy, optimizer state and step (and weights, gradients) to host memory."""
+    """Move master copy, optimizer state, gradients and the step (and the weights) to host memory.
+
+    ZeRO-Offload copies each gradient to the host as backward produces it (the GPU keeps them in
+    16-bit, a couple of layers' worth in flight) and runs the optimizer step on the CPU; with
+    ``optimizer_and_params`` the weights live on the host too and stream in layer by layer.
+    """
     host_grads = placed.gradients / st.grad_bytes * 4.0 if st.grad_bytes else 0.0
     placed.host = placed.master + placed.optimizer + placed.paged + host_grads
     placed.master = placed.optimizer = placed.paged = 0.0
     placed.step_on_host = True
     if st.working_copy_transient and st.grad_bytes:
-        placed.gradients *= 2.0 / st.grad_bytes  # GPU keeps 16-bit gradients; fp32 ones live on the host
-        placed.first_gradient = min(placed.first_gradient, placed.gradients)
+        placed.gradients *= 2.0 / st.grad_bytes  # 16-bit on the GPU; the fp32 copy lives on the host
+        placed.first_gradient *= 2.0 / st.grad_bytes
+    layers = max(rw.arch.layers, 1)
+    placed.gradients = min(placed.gradients, 2 * placed.gradients / layers + placed.first_gradient)
     if rw.offload == "optimizer_and_params":
         placed.host += placed.weights
         if not placed.gathered:
             placed.gathered = _gathered_bytes(rw, st.weights) / rw.tp
-        layers = max(rw.arch.layers, 1)
         placed.weights = 0.0
-        placed.gradients = min(placed.gradients, 2 * placed.gradients / layers + placed.first_gradient)
     if notes is not None:
         notes.append(
-            f"offload {rw.offload}: master copy, optimizer state, fp32 gradient copy"
-            + (" and weights" if rw.offload == "optimizer_and_params" else "")
-            + " in host memory, optimizer step on the CPU (ZeRO-Offload / FSDP CPU offload)"
+            f"offload {rw.offload}: master copy, optimizer state and an fp32 gradient copy"
+            + (" and the weights" if rw.offload == "optimizer_and_params" else "")
+            + " in host memory; gradients leave the GPU as backward produces them and the optimizer step"
+            " runs on the CPU (ZeRO-Offload / FSDP CPU offload)"
         )
 
 
@@ -294,7 +299,8 @@ def _training_phases(
         buffers=placed.buckets + placed.gathered,
         churn=activations + logits + fwd_grads,
     )
-    keep_working_copy = not st.working_copy_transient or end == "high"
+    # with the master copy on the host the 16-bit weights are the GPU's only copy: they persist
+    keep_working_copy = not st.working_copy_transient or end == "high" or rw.offload != "none"
     temp = st.step_temp_high if end == "high" else st.step_temp_point
     temp = 0.0 if placed.step_on_host else temp / tp / (rw.dp if rw.sharding != "none" else 1)
     step_grads = placed.first_gradient if rw.optimizer_in_backward else placed.gradients
