@@ -17,6 +17,7 @@ from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 
 from service.buy_vs_rent_schemas import BuyVsRentRequest
+from service.db.store import Store
 from service.estimates import MemoryRequest, ThroughputRequest
 from service.openapi_values import (
     document_body_enum,
@@ -48,7 +49,6 @@ from service.routes.profiles import (
     upload_serving_profiles_handler,
 )
 from service.settings import Settings
-from service.store import Store
 from solver.models import list_models
 from solver.plan_spec import PlanRequest
 

@@ -13,20 +13,10 @@ from typing import Any, Final, Literal
 
 import msgspec
 
+from service.db.store import Store
 from service.errors import InvalidParameter, NotFound
 from service.gpu_lookup import resolve_gpu_names
-from service.schemas import (
-    DbStats,
-    GpuOut,
-    GpuPage,
-    OfferOut,
-    OfferPage,
-    ProfileOut,
-    ProfilePage,
-    TableCount,
-    UnusableRow,
-)
-from service.store import Store
+from service.schemas import GpuOut, GpuPage, OfferOut, OfferPage, ProfileOut, ProfilePage
 from solver.gpus import INTERCONNECT_RANK
 
 __all__ = [
@@ -34,7 +24,6 @@ __all__ = [
     "GpuQuery",
     "OfferQuery",
     "ProfileQuery",
-    "db_stats",
     "get_gpu",
     "list_gpus",
     "list_offers",
@@ -286,40 +275,3 @@ def list_profiles(store: Store, query: ProfileQuery) -> ProfilePage:
             total = int(row[0]) if row else 0
     items = [ProfileOut(**dict(zip(_PROFILE_FIELDS, row[:-1], strict=True))) for row in rows]
     return ProfilePage(items=items, total=total, limit=query.limit, offset=query.offset)
-
-
-_STATS_TABLES: Final = (
-    "gpus",
-    "gpu_aliases",
-    "price_sheets",
-    "offers",
-    "current_offers",
-    "ownership_prices",
-    "ownership_defaults",
-    "throughput_profiles",
-    "serving_profiles",
-    "unusable_rows",
-)
-
-
-def db_stats(store: Store) -> DbStats:
-    """Rows per table, and every row that could not be used (unresolved GPU names first)."""
-    with store.cursor() as cur:
-        tables = []
-        for table in _STATS_TABLES:
-            row = cur.execute(f"SELECT count(*) FROM {table}").fetchone()
-            tables.append(TableCount(table=table, rows=int(row[0]) if row else 0))
-        unusable = [
-            UnusableRow(file=r[0], line=r[1], column=r[2], value=r[3], reason=r[4])
-            for r in cur.execute(
-                'SELECT file, line, "column", value, reason FROM unusable_rows ORDER BY file, line'
-            ).fetchall()
-        ]
-    unresolved = [u for u in unusable if u.column in ("gpu", "accelerator")]
-    return DbStats(
-        path=store.path,
-        schema_version=store.schema_version(),
-        tables=tables,
-        unresolved_gpu_names=unresolved,
-        unusable_rows=unusable,
-    )

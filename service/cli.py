@@ -10,34 +10,20 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
 
-import msgspec
-from tabulate import tabulate
-
-from service.catalog import OFFER_SORTS, GpuQuery, OfferQuery, db_stats, list_gpus, list_offers
+from service.catalog import OFFER_SORTS, GpuQuery, OfferQuery, list_gpus, list_offers
 from service.cli_buy_vs_rent import register as register_buy_vs_rent
 from service.cli_plan import register as register_plan
 from service.cli_prices import register as register_prices
+from service.console import print_json, print_table
+from service.db.cli import register as register_db
+from service.db.store import Store
 from service.errors import InvalidParameter, ServiceError
 from service.refresh import load_sources
 from service.settings import Settings
-from service.store import Store
 from solver.errors import InvalidWorkload
 
 __all__ = ["main"]
-
-
-def _fmt(value: Any) -> Any:
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return value
-
-
-def _print_table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> None:
-    print(tabulate([[_fmt(v) for v in row] for row in rows], headers=list(headers), floatfmt="g"))
 
 
 def _open(args: argparse.Namespace) -> Store:
@@ -68,47 +54,6 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_db_init(args: argparse.Namespace) -> int:
-    store = _open(args)
-    try:
-        report = store.seed_report
-        state = "seeded now" if report.loaded else "already seeded"
-        print(f"database {store.path}: schema version {store.schema_version()}, {state}")
-        if report.loaded:
-            print(
-                f"rental sheet version {report.rental_version}, "
-                f"ownership sheet version {report.ownership_version}"
-            )
-            print(f"{report.unusable_rows} shipped rows not used (see `gpuplan db stats`)")
-    finally:
-        store.close()
-    return 0
-
-
-def _cmd_db_stats(args: argparse.Namespace) -> int:
-    store = _open(args)
-    try:
-        stats = db_stats(store)
-    finally:
-        store.close()
-    if args.json:
-        print(msgspec.json.encode(stats).decode())
-        return 0
-    print(f"database {stats.path} (schema version {stats.schema_version})\n")
-    _print_table([(t.table, t.rows) for t in stats.tables], ["table", "rows"])
-    print(f"\nunresolved GPU names: {len(stats.unresolved_gpu_names)}")
-    for row in stats.unresolved_gpu_names:
-        print(f"  {row.file}:{row.line} {row.value!r}: {row.reason}")
-    print(f"rows not used: {len(stats.unusable_rows)}")
-    if stats.unusable_rows:
-        print()
-        _print_table(
-            [(u.file, u.line, u.column, u.value, u.reason) for u in stats.unusable_rows],
-            ["file", "line", "column", "value", "reason"],
-        )
-    return 0
-
-
 def _cmd_gpus(args: argparse.Namespace) -> int:
     store = _open(args)
     try:
@@ -116,9 +61,9 @@ def _cmd_gpus(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.json:
-        print(msgspec.json.encode(page).decode())
+        print_json(page)
         return 0
-    _print_table(
+    print_table(
         [
             (
                 g.gpu_id,
@@ -159,9 +104,9 @@ def _cmd_offers(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.json:
-        print(msgspec.json.encode(page).decode())
+        print_json(page)
         return 0
-    _print_table(
+    print_table(
         [
             (
                 o.provider,
@@ -199,15 +144,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-level", default=settings.log_level, help="GPUPLAN_LOG_LEVEL")
     serve.set_defaults(func=_cmd_serve)
 
-    db = sub.add_parser("db", help="database maintenance")
-    db_sub = db.add_subparsers(dest="db_command", required=True)
-    init = db_sub.add_parser("init", help="create, migrate and seed the database")
-    init.add_argument("--db", default=argparse.SUPPRESS)
-    init.set_defaults(func=_cmd_db_init)
-    stats = db_sub.add_parser("stats", help="rows per table and rows that could not be used")
-    stats.add_argument("--db", default=argparse.SUPPRESS)
-    stats.add_argument("--json", action="store_true", help="print JSON")
-    stats.set_defaults(func=_cmd_db_stats)
+    register_db(sub)
 
     gpus = sub.add_parser("gpus", help="list the GPU catalog")
     gpus.add_argument("--db", default=argparse.SUPPRESS)

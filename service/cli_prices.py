@@ -10,11 +10,11 @@ import msgspec
 from tabulate import tabulate
 
 from pricing.sheet_formats import FORMATS
+from service.db.store import Store
 from service.errors import InvalidParameter
 from service.price_sheets import SheetReport, import_sheet, list_versions, offer_history, validate_source_name
 from service.refresh import Refresher, load_sources
 from service.settings import Settings
-from service.store import Store
 
 __all__ = ["register"]
 

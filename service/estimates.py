@@ -7,9 +7,9 @@ from typing import Annotated, Literal
 import msgspec
 
 from pricing.interconnect import derive_interconnect
+from service.db.store import Store
 from service.errors import InvalidParameter
 from service.gpu_lookup import resolve_gpu_names
-from service.store import Store
 from solver.gpus import GpuSpec, Interconnect
 from solver.memory import GpuFit, MemoryBand, MemoryBreakdown, estimate_memory, fit_on
 from solver.throughput import ProfileSource, estimate_throughput
@@ -143,7 +143,7 @@ def estimate_throughput_for(store: Store, request: ThroughputRequest) -> Through
         snapshot.profiles,
         snapshot.gpus,
         output_len=request.output_len,
-        index=store.profile_index_of(snapshot),
+        index=snapshot.profile_index(),
     )
     return ThroughputResponse(
         value=estimate.value,

@@ -10,8 +10,8 @@ from __future__ import annotations
 import difflib
 import re
 
+from service.db.snapshot import CatalogSnapshot
 from service.errors import InvalidParameter
-from service.store import CatalogSnapshot
 
 __all__ = ["compact_name", "resolve_gpu_names"]
 

@@ -14,8 +14,8 @@ import msgspec
 from litestar import Litestar
 from litestar.openapi.spec import Schema
 
+from service.db.snapshot import CatalogSnapshot
 from service.gpu_lookup import resolve_gpu_names
-from service.store import CatalogSnapshot
 
 __all__ = ["document_body_enum", "document_known_values", "gpu_spellings", "restore_body_zero_bounds"]
 

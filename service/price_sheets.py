@@ -26,16 +26,16 @@ from pricing.sheet_formats import (
     parse_skypilot_rows,
     read_rows,
 )
-from service.errors import InvalidParameter, NotFound
-from service.seed import SEED_SOURCE
-from service.sheet_versions import (
+from service.db.seed import SEED_SOURCE
+from service.db.sheet_versions import (
     OFFER_COLUMNS,
     add_ownership_version,
     add_rental_version,
     content_hash,
     latest_hash,
 )
-from service.store import Store
+from service.db.store import Store
+from service.errors import InvalidParameter, NotFound
 
 __all__ = [
     "DEFAULT_MOVE_FACTOR",

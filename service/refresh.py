@@ -34,8 +34,8 @@ import msgspec
 from msgspec import Meta
 
 from pricing.sheet_formats import SheetFormat
+from service.db.store import Store
 from service.price_sheets import SheetReport, import_sheet, validate_source_name
-from service.store import Store
 
 __all__ = ["RefreshRun", "Refresher", "SourceConfig", "SourceStatus", "fetch", "load_sources"]
 

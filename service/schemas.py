@@ -8,7 +8,6 @@ import msgspec
 
 __all__ = [
     "DbHealth",
-    "DbStats",
     "GpuOut",
     "GpuPage",
     "Health",
@@ -17,8 +16,6 @@ __all__ = [
     "ProfileOut",
     "ProfilePage",
     "SchedulerHealth",
-    "TableCount",
-    "UnusableRow",
 ]
 
 
@@ -130,29 +127,6 @@ class Health(msgspec.Struct, kw_only=True):
     version: str
     db: DbHealth
     scheduler: SchedulerHealth
-
-
-class TableCount(msgspec.Struct, kw_only=True):
-    table: str
-    rows: int
-
-
-class UnusableRow(msgspec.Struct, kw_only=True):
-    file: str
-    line: int
-    column: str | None
-    value: str | None
-    reason: str
-
-
-class DbStats(msgspec.Struct, kw_only=True):
-    """Rows per table and every shipped or uploaded row the store could not use, with the reason."""
-
-    path: str
-    schema_version: int
-    tables: list[TableCount]
-    unresolved_gpu_names: list[UnusableRow]
-    unusable_rows: list[UnusableRow]
 
 
 class FieldError(msgspec.Struct, kw_only=True):

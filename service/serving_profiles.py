@@ -20,10 +20,11 @@ from pricing.cells import cell_count, cell_float, cell_text
 from pricing.errors import SheetRowError
 from pricing.offers import SheetProblem, collect_rows
 from pricing.sheet_rows import SheetRows, read_table
-from service.bulk import insert_rows
+from service.db.bulk import insert_rows
+from service.db.snapshot import CatalogSnapshot
+from service.db.store import Store
 from service.errors import InvalidParameter
 from service.gpu_lookup import resolve_gpu_names
-from service.store import CatalogSnapshot, Store
 from solver.errors import UnknownModel
 from solver.models import lookup_model
 from solver.profiles import ServingProfile

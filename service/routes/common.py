@@ -10,9 +10,9 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import QueryParameter
 
+from service.db.store import Store
 from service.errors import InvalidParameter
 from service.schemas import Problem
-from service.store import Store
 
 __all__ = ["allow_header_handler", "problem_responses", "reject_unknown_query_params", "store_from"]
 

@@ -22,9 +22,9 @@ import httpx
 import msgspec
 import pytest
 
+from service.db.sheet_versions import add_rental_version
+from service.db.store import Store
 from service.plans import PlanService
-from service.sheet_versions import add_rental_version
-from service.store import Store
 from solver.plan_spec import PlanRequest
 from tests.perf.conftest import median_ms, percentile_ms, timed
 from tests.perf.workloads import PLAN_BODIES

@@ -10,8 +10,8 @@ import pytest
 from litestar.testing import TestClient
 
 from service.app import create_app
+from service.db.store import Store
 from service.settings import Settings
-from service.store import Store
 
 TOKEN = "test-admin-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

@@ -14,7 +14,7 @@ import duckdb
 import msgspec
 
 from pricing.offers import RentalOffer
-from service.bulk import insert_rows
+from service.db.bulk import insert_rows
 
 __all__ = ["OFFER_COLUMNS", "add_ownership_version", "add_rental_version", "content_hash", "latest_hash"]
 
