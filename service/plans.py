@@ -14,10 +14,10 @@ from typing import Any
 
 import msgspec
 
+from service.catalog.gpu_names import resolve_gpu_names
 from service.db.snapshot import CatalogSnapshot
 from service.db.store import Store
 from service.errors import InvalidParameter, NotFound
-from service.gpu_lookup import resolve_gpu_names
 from service.owned_supply import OWNED_SUPPLIES
 from service.plan_render import render_plan
 from service.plan_schemas import AnyPlan

@@ -8,12 +8,13 @@ import anyio.to_thread
 import msgspec
 from apscheduler.schedulers.base import BaseScheduler
 from litestar import Response, get, post
-from litestar.datastructures import State
+from litestar.di import NamedDependency
 from litestar.params import PathParameter, QueryParameter, RawBody
 
 from pricing.sheet_formats import SheetFormat
-from service.auth import require_admin
+from service.db.store import Store
 from service.errors import InvalidParameter
+from service.http import MAX_UPLOAD_BYTES, Limit, Offset, require_admin
 from service.price_sheets import (
     OfferHistory,
     SheetReport,
@@ -25,12 +26,11 @@ from service.price_sheets import (
     offer_history,
     validate_source_name,
 )
+from service.problems import problem_responses
 from service.refresh import Refresher, RefreshRun, SourceStatus
-from service.routes.common import problem_responses, store_from
 from service.settings import Settings
 
 __all__ = [
-    "MAX_SHEET_BYTES",
     "get_sheet_handler",
     "list_sheets_handler",
     "offer_history_handler",
@@ -38,9 +38,6 @@ __all__ = [
     "refresh_status_handler",
     "upload_sheet_handler",
 ]
-
-MAX_SHEET_BYTES = 20_000_000
-"""Largest sheet an upload may carry (413 above it)."""
 
 
 @get(
@@ -51,15 +48,15 @@ MAX_SHEET_BYTES = 20_000_000
     responses=problem_responses(400),
 )
 def list_sheets_handler(
-    state: State,
+    store: NamedDependency[Store],
     source: Annotated[
         str | None, QueryParameter(description="Only this source's versions", max_length=64)
     ] = None,
-    limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 50,
-    offset: Annotated[int, QueryParameter(ge=0, le=1_000_000)] = 0,
+    limit: Limit = 50,
+    offset: Offset = 0,
 ) -> SheetVersionPage:
     """Every price-sheet version, newest first; `current` marks the latest of each source and kind."""
-    return list_versions(store_from(state), source=source, limit=limit, offset=offset)
+    return list_versions(store, source=source, limit=limit, offset=offset)
 
 
 @get(
@@ -70,10 +67,11 @@ def list_sheets_handler(
     responses=problem_responses(400, 404),
 )
 def get_sheet_handler(
-    state: State, version: Annotated[int, PathParameter(ge=1, le=2**31 - 1, description="Version number")]
+    store: NamedDependency[Store],
+    version: Annotated[int, PathParameter(ge=1, le=2**31 - 1, description="Version number")],
 ) -> SheetVersion:
     """One version with its import report: problems, implausible-move warnings, diff to the previous."""
-    return get_version(store_from(state), version)
+    return get_version(store, version)
 
 
 @get(
@@ -84,11 +82,11 @@ def get_sheet_handler(
     responses=problem_responses(400, 404),
 )
 def offer_history_handler(
-    state: State,
+    store: NamedDependency[Store],
     offer_id: Annotated[str, PathParameter(max_length=100, description="An offer id from /v1/offers")],
 ) -> OfferHistory:
     """The offer's prices in every sheet version that listed it."""
-    return offer_history(store_from(state), offer_id)
+    return offer_history(store, offer_id)
 
 
 @post(
@@ -96,12 +94,13 @@ def offer_history_handler(
     operation_id="uploadPriceSheet",
     tags=["prices"],
     guards=[require_admin],
-    request_max_body_size=MAX_SHEET_BYTES,
+    request_max_body_size=MAX_UPLOAD_BYTES,
     responses=problem_responses(400, 401, 403, 413, 422),
     status_code=201,
 )
 async def upload_sheet_handler(
-    state: State,
+    store: NamedDependency[Store],
+    settings: NamedDependency[Settings],
     body: RawBody,
     source: Annotated[str, QueryParameter(description="Source name; its offers are replaced", max_length=64)],
     format: Annotated[
@@ -115,10 +114,7 @@ async def upload_sheet_handler(
     """Upload a sheet (the request body, CSV or JSON). 201 with the report and the new version; 200 when
     the content equals the source's current version; 422 with the report (every problem with its line)
     when anything is wrong — then nothing changes. Needs `Authorization: Bearer <admin token>`."""
-    store = store_from(state)
     name = validate_source_name(source)
-    settings = state.settings
-    assert isinstance(settings, Settings)
     report = await anyio.to_thread.run_sync(
         lambda: import_sheet(
             store,
@@ -144,12 +140,6 @@ class RefreshResults(msgspec.Struct, kw_only=True):
     runs: list[RefreshRun]
 
 
-def refresher_from(state: State) -> Refresher:
-    refresher = state.refresher
-    assert isinstance(refresher, Refresher)
-    return refresher
-
-
 @get(
     "/price-sheets/refresh",
     operation_id="refreshStatus",
@@ -157,15 +147,15 @@ def refresher_from(state: State) -> Refresher:
     sync_to_thread=True,
     responses=problem_responses(400),
 )
-def refresh_status_handler(state: State) -> RefreshStatus:
+def refresh_status_handler(
+    refresher: NamedDependency[Refresher], scheduler: NamedDependency[BaseScheduler | None]
+) -> RefreshStatus:
     """Each configured source (GPUPLAN_SOURCES): its last run — time, result (ok | unchanged | rejected |
     failed), error, version — and when it runs next."""
-    refresher = refresher_from(state)
     last = refresher.last_runs()
-    scheduler = state.get("scheduler")
     statuses = []
     for name, source in refresher.sources.items():
-        job = scheduler.get_job(f"refresh:{name}") if isinstance(scheduler, BaseScheduler) else None
+        job = scheduler.get_job(f"refresh:{name}") if scheduler is not None else None
         statuses.append(
             SourceStatus(
                 name=name,
@@ -189,14 +179,13 @@ def refresh_status_handler(state: State) -> RefreshStatus:
     responses=problem_responses(400, 401, 403),
 )
 async def refresh_now_handler(
-    state: State,
+    refresher: NamedDependency[Refresher],
     source: Annotated[
         str | None, QueryParameter(description="Only this configured source", max_length=64)
     ] = None,
 ) -> RefreshResults:
     """Run the refresh of every configured source (or one) now and return the results. Needs the admin
     token. Only configured sources can be fetched: no URL is taken from a request."""
-    refresher = refresher_from(state)
     if source is not None and source not in refresher.sources:
         known = ", ".join(sorted(refresher.sources)) or "none configured (set GPUPLAN_SOURCES)"
         raise InvalidParameter("source", f"not a configured source; configured: {known}")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import msgspec
 
-from service.catalog import OfferQuery, list_offers
+from service.catalog.queries import OfferQuery, list_offers
 from service.db.store import Store
 from service.plans import PlanService
 from service.price_sheets import import_sheet

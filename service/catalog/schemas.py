@@ -1,4 +1,4 @@
-"""Response bodies of the read API (msgspec Structs; the OpenAPI schema is generated from them)."""
+"""Catalog pages: GPUs, offers, measured and serving profiles (msgspec Structs; the OpenAPI schema comes from them)."""
 
 from __future__ import annotations
 
@@ -6,16 +6,18 @@ from typing import Literal
 
 import msgspec
 
+from pricing.offers import SheetProblem
+from solver.profiles import ServingProfile
+
 __all__ = [
-    "DbHealth",
     "GpuOut",
     "GpuPage",
-    "Health",
     "OfferOut",
     "OfferPage",
     "ProfileOut",
     "ProfilePage",
-    "SchedulerHealth",
+    "ProfileUploadReport",
+    "ServingProfilePage",
 ]
 
 
@@ -107,54 +109,17 @@ class ProfilePage(msgspec.Struct, kw_only=True):
     offset: int
 
 
-class DbHealth(msgspec.Struct, kw_only=True):
-    ok: bool
-    path: str
-    schema_version: int
-    gpus: int
-    current_offers: int
-    price_sheet_versions: int
-    error: str | None = None
+class ServingProfilePage(msgspec.Struct, kw_only=True):
+    items: list[ServingProfile]
+    total: int
+    limit: int
+    offset: int
 
 
-class SchedulerHealth(msgspec.Struct, kw_only=True):
-    running: bool
-    jobs: list[str]
-
-
-class Health(msgspec.Struct, kw_only=True):
-    status: Literal["ok", "unavailable"]
-    version: str
-    db: DbHealth
-    scheduler: SchedulerHealth
-
-
-class FieldError(msgspec.Struct, kw_only=True):
-    field: str
-    message: str
-    source: str | None = None
-
-
-class RejectionReason(msgspec.Struct, kw_only=True):
-    reason: str
-    detail: str
-
-
-class GpuRejection(msgspec.Struct, kw_only=True):
-    gpu: str
-    reasons: list[RejectionReason]
-
-
-class Problem(msgspec.Struct, kw_only=True):
-    """An RFC 9457 problem: ``field``/``errors`` name the offending input on a 400."""
-
-    type: str
-    title: str
-    status: int
-    detail: str
-    instance: str
-    field: str | None = None
-    errors: list[FieldError] | None = None
-    suggestions: list[str] | None = None
-    candidates: list[str] | None = None
-    rejected: list[GpuRejection] | None = None
+class ProfileUploadReport(msgspec.Struct, kw_only=True):
+    source: str
+    result: Literal["ok", "rejected"]
+    rows: int
+    accepted_rows: int
+    replaced_rows: int
+    problems: list[SheetProblem]
