@@ -27,22 +27,16 @@ from service.catalog.routes import ROUTES as CATALOG_ROUTES
 from service.db.store import Store
 from service.estimates import MemoryRequest, ThroughputRequest
 from service.health import health_handler, package_version
-from service.http import allow_header_handler, reject_unknown_query_params
+from service.http import reject_unknown_query_params
 from service.openapi import document_body_enum, document_known_values, restore_body_zero_bounds
 from service.plans import PlanService
+from service.price_sheets.refresh import Refresher
+from service.price_sheets.routes import ROUTES as PRICE_SHEET_ROUTES
+from service.price_sheets.sources import SourceConfig, load_sources
 from service.problems import exception_handlers
-from service.refresh import Refresher, SourceConfig, load_sources
 from service.routes.buy_vs_rent import buy_vs_rent_handler
 from service.routes.estimates import memory_handler, throughput_handler
 from service.routes.plans import create_plan_handler, get_plan_handler
-from service.routes.price_sheets import (
-    get_sheet_handler,
-    list_sheets_handler,
-    offer_history_handler,
-    refresh_now_handler,
-    refresh_status_handler,
-    upload_sheet_handler,
-)
 from service.settings import Settings
 from solver.models import list_models
 from solver.plan_spec import PlanRequest
@@ -96,19 +90,12 @@ def _v1_routes() -> Router:
     return Router(
         path="/v1",
         route_handlers=[
-            allow_header_handler("/price-sheets"),
-            allow_header_handler("/price-sheets/refresh"),
             *CATALOG_ROUTES,
             memory_handler,
             throughput_handler,
             create_plan_handler,
             get_plan_handler,
-            list_sheets_handler,
-            get_sheet_handler,
-            upload_sheet_handler,
-            offer_history_handler,
-            refresh_status_handler,
-            refresh_now_handler,
+            *PRICE_SHEET_ROUTES,
             buy_vs_rent_handler,
         ],
     )

@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from service.catalog.cli import register as register_catalog
 from service.cli_buy_vs_rent import register as register_buy_vs_rent
 from service.cli_plan import register as register_plan
-from service.cli_prices import register as register_prices
 from service.db.cli import register as register_db
 from service.db.store import Store
 from service.errors import InvalidParameter, ServiceError
-from service.refresh import load_sources
+from service.price_sheets.cli import register as register_prices
+from service.price_sheets.sources import load_sources
 from service.settings import Settings
 from solver.errors import InvalidWorkload
 

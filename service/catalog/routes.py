@@ -32,7 +32,7 @@ from service.catalog.schemas import (
 from service.catalog.serving_profiles import import_serving_profiles
 from service.db.store import Store
 from service.http import MAX_UPLOAD_BYTES, Limit, Offset, allow_header_handler, require_admin
-from service.price_sheets import validate_source_name
+from service.price_sheets.sources import validate_source_name
 from service.problems import problem_responses
 
 __all__ = ["ROUTES"]

@@ -17,7 +17,7 @@ import msgspec
 
 from service.db.bulk import insert_rows
 from service.db.seed_files import SEED_FILES, SeedCatalog, read_seed_catalog, seed_file_text
-from service.db.sheet_versions import add_ownership_version, add_rental_version
+from service.db.sheet_versions import add_version, ownership_sheet, rental_sheet
 from service.db.transactions import cursor_of, run_transaction
 from solver.gpus import GpuSpec
 from solver.profiles import MeasuredProfile, ServingProfile
@@ -104,20 +104,19 @@ def ensure_seeded(connection: duckdb.DuckDBPyConnection, *, force: bool = False)
 
     def load(cur: duckdb.DuckDBPyConnection) -> tuple[int | None, int | None]:
         _replace_reference_data(cur, catalog)
-        rental = add_rental_version(
+        rental = add_version(
             cur,
+            rental_sheet(catalog.offers.offers),
             source=SEED_SOURCE,
             fmt="cloud-prices-csv",
-            offers=catalog.offers.offers,
             fetched_at=now,
             origin="shipped file service/data/cloud_gpu_prices.csv",
         )
-        ownership = add_ownership_version(
+        ownership = add_version(
             cur,
+            ownership_sheet(catalog.ownership_prices.items, catalog.ownership_defaults.items),
             source=SEED_SOURCE,
             fmt="ownership-csv",
-            prices=catalog.ownership_prices.items,
-            defaults=catalog.ownership_defaults.items,
             fetched_at=now,
             origin="shipped files service/data/ownership_prices.csv, ownership_defaults.csv",
         )

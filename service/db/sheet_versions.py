@@ -1,7 +1,9 @@
 """Immutable, content-addressed versions of price sheets in the store.
 
-A version is added only when its content differs from the source's latest version (identical content
-creates none). The caller owns the transaction, so a version and its rows appear together or not at all.
+A sheet's rows and their order-independent hash travel together (:class:`SheetContent`, hashed once).
+A version is added only when its hash differs from the source's latest version (identical content
+creates none). The caller owns the transaction, so a version, its rows and its import report appear
+together or not at all.
 """
 
 from __future__ import annotations
@@ -9,16 +11,29 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Final
 
 import duckdb
 import msgspec
 
 from pricing.offers import RentalOffer
+from pricing.ownership import OwnershipDefault, OwnershipPrice
+from pricing.sheet_formats import SheetKind
 from service.db.bulk import insert_rows
 
-__all__ = ["OFFER_COLUMNS", "add_ownership_version", "add_rental_version", "content_hash", "latest_hash"]
+__all__ = [
+    "OFFER_COLUMNS",
+    "SheetContent",
+    "add_version",
+    "content_hash",
+    "insert_version",
+    "latest_hash",
+    "next_version",
+    "ownership_sheet",
+    "rental_sheet",
+]
 
-OFFER_COLUMNS: tuple[str, ...] = tuple(f for f in RentalOffer.__struct_fields__)
+OFFER_COLUMNS: Final[tuple[str, ...]] = RentalOffer.__struct_fields__
 
 
 def content_hash(items: Sequence[msgspec.Struct]) -> str:
@@ -31,7 +46,37 @@ def content_hash(items: Sequence[msgspec.Struct]) -> str:
     return "sha256:" + digest.hexdigest()
 
 
-def latest_hash(cur: duckdb.DuckDBPyConnection, source: str, kind: str) -> str | None:
+class SheetContent(msgspec.Struct, frozen=True, kw_only=True):
+    """The rows of one sheet and their content hash: rental offers, or ownership prices and defaults."""
+
+    kind: SheetKind
+    digest: str
+    offers: tuple[RentalOffer, ...] = ()
+    prices: tuple[OwnershipPrice, ...] = ()
+    defaults: tuple[OwnershipDefault, ...] = ()
+
+    @property
+    def row_count(self) -> int:
+        return len(self.offers) + len(self.prices) + len(self.defaults)
+
+
+def rental_sheet(offers: Sequence[RentalOffer]) -> SheetContent:
+    return SheetContent(kind="rental", digest=content_hash(offers), offers=tuple(offers))
+
+
+def ownership_sheet(
+    prices: Sequence[OwnershipPrice], defaults: Sequence[OwnershipDefault] = ()
+) -> SheetContent:
+    """Purchase prices and finance defaults, hashed together."""
+    return SheetContent(
+        kind="ownership",
+        digest=content_hash([*prices, *defaults]),
+        prices=tuple(prices),
+        defaults=tuple(defaults),
+    )
+
+
+def latest_hash(cur: duckdb.DuckDBPyConnection, source: str, kind: SheetKind) -> str | None:
     row = cur.execute(
         "SELECT content_hash FROM price_sheets WHERE source = ? AND kind = ? ORDER BY version DESC LIMIT 1",
         [source, kind],
@@ -39,98 +84,65 @@ def latest_hash(cur: duckdb.DuckDBPyConnection, source: str, kind: str) -> str |
     return str(row[0]) if row else None
 
 
-def _new_version(
+def next_version(cur: duckdb.DuckDBPyConnection) -> int:
+    """The number the next version of any source gets."""
+    row = cur.execute("SELECT coalesce(max(version), 0) + 1 FROM price_sheets").fetchone()
+    return int(row[0]) if row else 1
+
+
+def _insert_rows(
+    cur: duckdb.DuckDBPyConnection, table: str, version: int, rows: Sequence[msgspec.Struct]
+) -> None:
+    if rows:
+        fields = rows[0].__struct_fields__
+        insert_rows(cur, table, ("version", *fields), [(version, *msgspec.structs.astuple(r)) for r in rows])
+
+
+def insert_version(
     cur: duckdb.DuckDBPyConnection,
+    version: int,
+    content: SheetContent,
     *,
     source: str,
-    kind: str,
     fmt: str,
-    digest: str,
-    row_count: int,
     fetched_at: datetime,
     origin: str,
     report: str | None = None,
-) -> int:
-    row = cur.execute("SELECT coalesce(max(version), 0) + 1 FROM price_sheets").fetchone()
-    version = int(row[0]) if row else 1
+) -> None:
+    """Store ``content`` as version ``version`` of ``source`` (with its import report, if any)."""
     cur.execute(
         "INSERT INTO price_sheets (version, source, kind, format, content_hash, row_count, fetched_at, "
         "effective_at, created_at, origin, report) VALUES (?, ?, ?, ?, ?, ?, ?, ?, current_timestamp, ?, ?)",
-        [version, source, kind, fmt, digest, row_count, fetched_at, fetched_at, origin, report],
+        [
+            version,
+            source,
+            content.kind,
+            fmt,
+            content.digest,
+            content.row_count,
+            fetched_at,
+            fetched_at,
+            origin,
+            report,
+        ],
     )
-    return version
+    _insert_rows(cur, "offers", version, content.offers)
+    _insert_rows(cur, "ownership_prices", version, content.prices)
+    _insert_rows(cur, "ownership_defaults", version, content.defaults)
 
 
-def add_rental_version(
+def add_version(
     cur: duckdb.DuckDBPyConnection,
+    content: SheetContent,
     *,
     source: str,
     fmt: str,
-    offers: Sequence[RentalOffer],
     fetched_at: datetime,
     origin: str,
-    report: str | None = None,
 ) -> int | None:
-    """Store a new rental sheet version of ``source``; ``None`` when the content is unchanged."""
-    digest = content_hash(offers)
-    if latest_hash(cur, source, "rental") == digest:
+    """Store ``content`` as a new version of ``source``; ``None`` when it equals the latest version."""
+    if latest_hash(cur, source, content.kind) == content.digest:
         return None
-    version = _new_version(
-        cur,
-        source=source,
-        kind="rental",
-        fmt=fmt,
-        digest=digest,
-        row_count=len(offers),
-        fetched_at=fetched_at,
-        origin=origin,
-        report=report,
-    )
-    rows = [(version, *msgspec.structs.astuple(o)) for o in offers]
-    insert_rows(cur, "offers", ("version", *OFFER_COLUMNS), rows)
-    return version
-
-
-def add_ownership_version(
-    cur: duckdb.DuckDBPyConnection,
-    *,
-    source: str,
-    fmt: str,
-    prices: Sequence[msgspec.Struct],
-    defaults: Sequence[msgspec.Struct],
-    fetched_at: datetime,
-    origin: str,
-    report: str | None = None,
-) -> int | None:
-    """Store a new ownership sheet version (purchase prices and finance defaults together)."""
-    digest = content_hash([*prices, *defaults])
-    if latest_hash(cur, source, "ownership") == digest:
-        return None
-    version = _new_version(
-        cur,
-        source=source,
-        kind="ownership",
-        fmt=fmt,
-        digest=digest,
-        row_count=len(prices) + len(defaults),
-        fetched_at=fetched_at,
-        origin=origin,
-        report=report,
-    )
-    if prices:
-        fields = prices[0].__struct_fields__
-        insert_rows(
-            cur,
-            "ownership_prices",
-            ("version", *fields),
-            [(version, *msgspec.structs.astuple(p)) for p in prices],
-        )
-    if defaults:
-        fields = defaults[0].__struct_fields__
-        insert_rows(
-            cur,
-            "ownership_defaults",
-            ("version", *fields),
-            [(version, *msgspec.structs.astuple(d)) for d in defaults],
-        )
+    version = next_version(cur)
+    insert_version(cur, version, content, source=source, fmt=fmt, fetched_at=fetched_at, origin=origin)
     return version

@@ -22,7 +22,7 @@ import httpx
 import msgspec
 import pytest
 
-from service.db.sheet_versions import add_rental_version
+from service.db.sheet_versions import add_version, rental_sheet
 from service.db.store import Store
 from service.plans import PlanService
 from solver.plan_spec import PlanRequest
@@ -123,17 +123,16 @@ def _replicate(store: Store, factor: int) -> None:
                     else offer.spot_price_per_hour_usd * jitter,
                 )
             )
-    with store.cursor() as cur:
-        cur.execute("BEGIN TRANSACTION")
-        add_rental_version(
+    store.transaction(
+        lambda cur: add_version(
             cur,
+            rental_sheet(offers),
             source=f"synthetic-{factor}x",
             fmt="bench",
-            offers=offers,
             fetched_at=datetime.now(UTC),
             origin="bench",
         )
-        cur.execute("COMMIT")
+    )
     store.refresh_snapshot()
 
 

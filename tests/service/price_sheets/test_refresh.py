@@ -14,7 +14,8 @@ from litestar.testing import TestClient
 
 from service.app import create_app
 from service.db.store import Store
-from service.refresh import Refresher, SourceConfig, load_sources
+from service.price_sheets.refresh import Refresher
+from service.price_sheets.sources import SourceConfig, load_sources
 from service.settings import Settings
 
 TOKEN = "test-admin-token-0123456789"

@@ -1,43 +1,38 @@
-"""Price sheets: versions and their reports, upload (admin), an offer's price history."""
+"""The price-sheet routes: versions and their reports, upload (admin), an offer's price history, refresh."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Final
 
 import anyio.to_thread
-import msgspec
 from apscheduler.schedulers.base import BaseScheduler
 from litestar import Response, get, post
 from litestar.di import NamedDependency
+from litestar.handlers import HTTPRouteHandler
 from litestar.params import PathParameter, QueryParameter, RawBody
 
 from pricing.sheet_formats import SheetFormat
 from service.db.store import Store
 from service.errors import InvalidParameter
-from service.http import MAX_UPLOAD_BYTES, Limit, Offset, require_admin
-from service.price_sheets import (
+from service.http import MAX_UPLOAD_BYTES, Limit, Offset, allow_header_handler, require_admin
+from service.price_sheets.history import get_version, list_versions, offer_history
+from service.price_sheets.importer import import_sheet
+from service.price_sheets.refresh import Refresher
+from service.price_sheets.schemas import (
     OfferHistory,
+    RefreshResults,
+    RefreshStatus,
     SheetReport,
     SheetVersion,
     SheetVersionPage,
-    get_version,
-    import_sheet,
-    list_versions,
-    offer_history,
-    validate_source_name,
 )
+from service.price_sheets.sources import validate_source_name
 from service.problems import problem_responses
-from service.refresh import Refresher, RefreshRun, SourceStatus
 from service.settings import Settings
 
-__all__ = [
-    "get_sheet_handler",
-    "list_sheets_handler",
-    "offer_history_handler",
-    "refresh_now_handler",
-    "refresh_status_handler",
-    "upload_sheet_handler",
-]
+__all__ = ["ROUTES"]
+
+_STATUS_OF_RESULT: Final = {"ok": 201, "unchanged": 200, "rejected": 422}
 
 
 @get(
@@ -126,18 +121,7 @@ async def upload_sheet_handler(
             move_factor=settings.price_move_factor,
         )
     )
-    status = {"ok": 201, "unchanged": 200, "rejected": 422}[report.result]
-    return Response(report, status_code=status)
-
-
-class RefreshStatus(msgspec.Struct, kw_only=True):
-    """Every configured source with its last run and next scheduled run."""
-
-    sources: list[SourceStatus]
-
-
-class RefreshResults(msgspec.Struct, kw_only=True):
-    runs: list[RefreshRun]
+    return Response(report, status_code=_STATUS_OF_RESULT[report.result])
 
 
 @get(
@@ -152,22 +136,7 @@ def refresh_status_handler(
 ) -> RefreshStatus:
     """Each configured source (GPUPLAN_SOURCES): its last run — time, result (ok | unchanged | rejected |
     failed), error, version — and when it runs next."""
-    last = refresher.last_runs()
-    statuses = []
-    for name, source in refresher.sources.items():
-        job = scheduler.get_job(f"refresh:{name}") if scheduler is not None else None
-        statuses.append(
-            SourceStatus(
-                name=name,
-                url=source.public_url(),
-                format=source.format,
-                provider=source.provider,
-                interval_seconds=source.interval_seconds,
-                next_run_at=None if job is None else job.next_run_time,
-                last_run=last.get(name),
-            )
-        )
-    return RefreshStatus(sources=statuses)
+    return RefreshStatus(sources=refresher.statuses(scheduler))
 
 
 @post(
@@ -192,3 +161,16 @@ async def refresh_now_handler(
     names = [source] if source is not None else list(refresher.sources)
     runs = [await anyio.to_thread.run_sync(refresher.run, name) for name in names]
     return RefreshResults(runs=runs)
+
+
+ROUTES: Final[tuple[HTTPRouteHandler, ...]] = (
+    allow_header_handler("/price-sheets"),  # before the GET and POST of these paths (see its docstring)
+    allow_header_handler("/price-sheets/refresh"),
+    list_sheets_handler,
+    get_sheet_handler,
+    upload_sheet_handler,
+    offer_history_handler,
+    refresh_status_handler,
+    refresh_now_handler,
+)
+"""The price-sheet handlers, in registration order."""
