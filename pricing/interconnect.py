@@ -15,9 +15,15 @@ The rule, in order (the first that applies wins; its text is stored with the off
 
 from __future__ import annotations
 
+import typing
+from typing import Final
+
 from solver.gpus import GpuSpec, Interconnect
 
-__all__ = ["derive_interconnect"]
+__all__ = ["INTERCONNECTS", "derive_interconnect", "interconnect_named"]
+
+INTERCONNECTS: Final[tuple[Interconnect, ...]] = typing.get_args(Interconnect)
+"""The classes, weakest first."""
 
 _SOCKETED_MARKERS = ("sxm", "oam", "superchip", "hgx", "dgx")
 
@@ -44,3 +50,11 @@ def derive_interconnect(gpu: GpuSpec, gpus_per_instance: int, instance_type: str
     if "nvlink" in instance_type.casefold():
         return "nvlink", "derived: instance type names NVLink (bridged PCIe cards)"
     return "pcie", f"derived: {form_factor or 'unknown form factor'} (PCIe assumed; bridges unknown)"
+
+
+def interconnect_named(text: str) -> Interconnect:
+    """The class ``text`` names exactly (``ValueError`` for anything else: an unknown name is never guessed)."""
+    for known in INTERCONNECTS:
+        if text == known:
+            return known
+    raise ValueError(f"not an interconnect class: {text!r}; one of {', '.join(INTERCONNECTS)}")

@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 
 from pricing.errors import SheetRowError
+from solver.gpus import Interconnect
 
 __all__ = [
     "DEFAULT_BILLING_INCREMENT_S",
@@ -39,7 +40,7 @@ class RentalOffer(msgspec.Struct, frozen=True, kw_only=True):
     gpu_memory_gib: float | None
     vcpus: float | None
     host_memory_gib: float | None
-    interconnect: str
+    interconnect: Interconnect
     interconnect_derived: bool
     interconnect_rule: str
     price_per_hour_usd: float | None

@@ -1,4 +1,6 @@
-"""Price-sheet formats: read a sheet's bytes into rows, then rows into offers or ownership prices.
+"""Price-sheet formats: one table (:data:`SHEET_FORMATS`) says, per format, what it holds (rental
+offers or ownership prices), whether it is JSON, its required columns, whether it needs the provider
+given with the sheet, and its parser; an upload or a refresh looks its format up once.
 
 Formats (``format=``):
 
@@ -24,12 +26,15 @@ Formats (``format=``):
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal
+
+import msgspec
 
 from pricing.aliases import AliasTable, NameContext
 from pricing.cells import cell_choice, cell_count, cell_float, cell_text
 from pricing.errors import SheetRowError
+from pricing.interconnect import INTERCONNECTS, interconnect_named
 from pricing.offer_build import build_offer, resolve_gpu
 from pricing.offers import (
     DEFAULT_BILLING_INCREMENT_S,
@@ -41,65 +46,66 @@ from pricing.offers import (
 )
 from pricing.ownership import OwnershipPrice
 from pricing.sheet_rows import SheetRows, read_table
-from solver.gpus import GpuSpec, Interconnect
+from solver.gpus import GpuSpec
 
 __all__ = [
     "FORMATS",
-    "REQUIRED_COLUMNS",
+    "SHEET_FORMATS",
+    "ParsedPrices",
+    "ParsedSheet",
+    "SheetContext",
     "SheetFormat",
+    "SheetFormatSpec",
+    "SheetKind",
     "SheetRows",
-    "parse_ownership_rows",
-    "parse_rental_rows",
-    "parse_skypilot_rows",
-    "read_rows",
 ]
 
 SheetFormat = Literal["rental_csv", "rental_json", "cloud_catalog_csv", "ownership_csv"]
-FORMATS: Final[tuple[str, ...]] = ("rental_csv", "rental_json", "cloud_catalog_csv", "ownership_csv")
-REQUIRED_COLUMNS: Final[dict[str, tuple[str, ...]]] = {
-    "rental_csv": ("instance_type", "gpu", "gpus_per_instance", "region"),
-    "rental_json": ("instance_type", "gpu", "gpus_per_instance", "region"),
-    "cloud_catalog_csv": ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region"),
-    "ownership_csv": ("gpu", "purchase_price_usd", "source"),
-}
-_INTERCONNECTS: Final = ("none", "pcie", "nvlink", "nvswitch")
+SheetKind = Literal["rental", "ownership"]
+"""What a sheet prices: rental offers, or owned GPUs (purchase prices)."""
 
 
-def read_rows(body: bytes, fmt: SheetFormat, file: str) -> tuple[SheetRows, list[SheetProblem]]:
-    """Decode a sheet into ``(line, row)`` pairs; a sheet that cannot be read at all is one problem."""
-    return read_table(
-        body, json_format=fmt == "rental_json", list_key="offers", required=REQUIRED_COLUMNS[fmt], file=file
-    )
+class SheetContext(msgspec.Struct, frozen=True, kw_only=True):
+    """What a parser needs besides the rows: where they come from and how to resolve GPU names."""
+
+    file: str
+    source: str
+    provider: str | None
+    aliases: AliasTable
+    gpus: Mapping[str, GpuSpec]
 
 
-def parse_rental_rows(
-    rows: SheetRows,
-    *,
-    file: str,
-    source: str,
-    provider: str | None,
-    aliases: AliasTable,
-    gpus: Mapping[str, GpuSpec],
-) -> ParsedOffers:
+class ParsedPrices(msgspec.Struct, frozen=True, kw_only=True):
+    """The purchase prices an ownership sheet yields and every row it could not use."""
+
+    prices: list[OwnershipPrice]
+    problems: list[SheetProblem]
+
+
+ParsedSheet = ParsedOffers | ParsedPrices
+"""A parsed sheet: rental offers or ownership prices, as its format's ``kind`` says."""
+
+
+def _parse_rental(rows: SheetRows, sheet: SheetContext) -> ParsedOffers:
     """This project's rental sheet (CSV or JSON rows) → offers, every unusable row a problem."""
 
     def parse(row: Mapping[str, Any]) -> RentalOffer:
-        row_provider = cell_text(row, "provider") or (provider or "")
+        row_provider = cell_text(row, "provider") or (sheet.provider or "")
         if not row_provider:
             raise SheetRowError("provider", "empty, and no provider was given with the sheet")
-        if provider and row_provider != provider:
+        if sheet.provider and row_provider != sheet.provider:
             raise SheetRowError(
-                "provider", f"{row_provider!r} differs from the sheet's provider {provider!r}"
+                "provider", f"{row_provider!r} differs from the sheet's provider {sheet.provider!r}"
             )
         instance_type = cell_text(row, "instance_type", required=True)
         gpu_name = cell_text(row, "gpu", required=True)
         count = cell_count(row, "gpus_per_instance")
         memory = cell_float(row, "gpu_memory_gib", positive=True)
         context = NameContext(
-            file=file, provider=row_provider, instance_type=instance_type, gpu_memory_gib=memory
+            file=sheet.file, provider=row_provider, instance_type=instance_type, gpu_memory_gib=memory
         )
-        gpu = resolve_gpu(aliases, gpus, gpu_name, context, "gpu")
-        choice = cell_choice(row, "interconnect", _INTERCONNECTS)
+        gpu = resolve_gpu(sheet.aliases, sheet.gpus, gpu_name, context, "gpu")
+        choice = cell_choice(row, "interconnect", INTERCONNECTS)
         return build_offer(
             provider=row_provider,
             instance_type=instance_type,
@@ -110,28 +116,22 @@ def parse_rental_rows(
             memory=memory,
             vcpus=cell_float(row, "vcpus"),
             host_memory=cell_float(row, "memory_gib"),
-            interconnect=None if choice is None else _INTERCONNECT_OF[choice],
+            interconnect=None if choice is None else interconnect_named(choice),
             price=cell_float(row, "price_per_hour_usd", positive=True),
             spot=cell_float(row, "spot_price_per_hour_usd", positive=True),
             reserved_1y=cell_float(row, "reserved_1y_price_per_hour_usd", positive=True),
             reserved_3y=cell_float(row, "reserved_3y_price_per_hour_usd", positive=True),
             increment=cell_count(row, "billing_increment_s", default=DEFAULT_BILLING_INCREMENT_S),
-            source=source,
+            source=sheet.source,
         )
 
-    return collect_offers(rows, file, parse)
+    return collect_offers(rows, sheet.file, parse)
 
 
-_INTERCONNECT_OF: Final[dict[str, Interconnect]] = {
-    "none": "none",
-    "pcie": "pcie",
-    "nvlink": "nvlink",
-    "nvswitch": "nvswitch",
-}
 _MEMORY_MIB = re.compile(r"['\"]SizeInMiB['\"]\s*:\s*([0-9.]+)")
 
 
-def _gpu_memory_gib(gpu_info: str, count: int) -> float | None:
+def _gpu_memory_gib(gpu_info: str) -> float | None:
     """Per-GPU memory from SkyPilot's ``GpuInfo`` (a Python/JSON dict; ``SizeInMiB`` per GPU)."""
     match = _MEMORY_MIB.search(gpu_info)
     if match is None:
@@ -139,16 +139,11 @@ def _gpu_memory_gib(gpu_info: str, count: int) -> float | None:
     return round(float(match.group(1)) / 1024, 2) or None
 
 
-def parse_skypilot_rows(
-    rows: SheetRows,
-    *,
-    file: str,
-    source: str,
-    provider: str,
-    aliases: AliasTable,
-    gpus: Mapping[str, GpuSpec],
-) -> ParsedOffers:
+def _parse_skypilot(rows: SheetRows, sheet: SheetContext) -> ParsedOffers:
     """A SkyPilot ``vms.csv`` → offers (GPU rows only; the cheapest row per region kept)."""
+    provider = sheet.provider
+    if not provider:
+        raise ValueError("the cloud-catalog format needs the provider given with the sheet")
     cheapest: dict[tuple[str, str, str, str], tuple[int, dict[str, Any], float]] = {}
     problems: list[SheetProblem] = []
     for line, row in rows:
@@ -161,7 +156,7 @@ def parse_skypilot_rows(
         except SheetRowError as exc:
             problems.append(
                 SheetProblem(
-                    file=file,
+                    file=sheet.file,
                     line=line,
                     column=exc.column,
                     value=str(row.get(exc.column or "")),
@@ -184,11 +179,11 @@ def parse_skypilot_rows(
         accelerator = cell_text(row, "AcceleratorName", required=True)
         count = cell_count(row, "AcceleratorCount")
         instance_type = cell_text(row, "InstanceType")
-        memory = _gpu_memory_gib(cell_text(row, "GpuInfo"), count)
+        memory = _gpu_memory_gib(cell_text(row, "GpuInfo"))
         context = NameContext(
-            file=file, provider=provider, instance_type=instance_type, gpu_memory_gib=memory
+            file=sheet.file, provider=provider, instance_type=instance_type, gpu_memory_gib=memory
         )
-        gpu = resolve_gpu(aliases, gpus, accelerator, context, "AcceleratorName")
+        gpu = resolve_gpu(sheet.aliases, sheet.gpus, accelerator, context, "AcceleratorName")
         spot = cell_float(row, "SpotPrice")
         return build_offer(
             provider=provider,
@@ -206,23 +201,21 @@ def parse_skypilot_rows(
             reserved_1y=None,
             reserved_3y=None,
             increment=DEFAULT_BILLING_INCREMENT_S,
-            source=source,
+            source=sheet.source,
         )
 
     parsed = collect_offers(
-        ((line, row) for line, row, _ in sorted(cheapest.values(), key=lambda v: v[0])), file, parse
+        ((line, row) for line, row, _ in sorted(cheapest.values(), key=lambda v: v[0])), sheet.file, parse
     )
     return ParsedOffers(offers=parsed.offers, problems=problems + parsed.problems)
 
 
-def parse_ownership_rows(
-    rows: SheetRows, *, file: str, aliases: AliasTable, gpus: Mapping[str, GpuSpec]
-) -> tuple[list[OwnershipPrice], list[SheetProblem]]:
+def _parse_ownership(rows: SheetRows, sheet: SheetContext) -> ParsedPrices:
     """Purchase-price rows → ownership prices; duplicates of (gpu, price, date, source) are problems."""
 
     def parse(row: Mapping[str, Any]) -> OwnershipPrice:
         name = cell_text(row, "gpu", required=True)
-        gpu = resolve_gpu(aliases, gpus, name, NameContext(file=file), "gpu")
+        gpu = resolve_gpu(sheet.aliases, sheet.gpus, name, NameContext(file=sheet.file), "gpu")
         price = cell_float(row, "purchase_price_usd", positive=True, required=True)
         assert price is not None
         return OwnershipPrice(
@@ -241,10 +234,74 @@ def parse_ownership_rows(
             notes=cell_text(row, "notes"),
         )
 
-    return collect_rows(
+    prices, problems = collect_rows(
         rows,
-        file,
+        sheet.file,
         parse,
         lambda p: (p.gpu_id, p.purchase_price_usd, p.price_date, p.source),
         "duplicate (same GPU, price, date and source)",
     )
+    return ParsedPrices(prices=prices, problems=problems)
+
+
+class SheetFormatSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything that depends on a sheet's format, in one place."""
+
+    name: SheetFormat
+    kind: SheetKind
+    json: bool
+    required: tuple[str, ...]
+    needs_provider: bool
+    parse: Callable[[SheetRows, SheetContext], ParsedSheet]
+
+    @property
+    def extension(self) -> str:
+        return "json" if self.json else "csv"
+
+    def read(self, body: bytes, file: str) -> tuple[SheetRows, list[SheetProblem]]:
+        """Decode a sheet into ``(line, row)`` pairs; a sheet that cannot be read at all is one problem."""
+        return read_table(body, json_format=self.json, list_key="offers", required=self.required, file=file)
+
+
+_RENTAL_COLUMNS: Final = ("instance_type", "gpu", "gpus_per_instance", "region")
+
+SHEET_FORMATS: Final[dict[SheetFormat, SheetFormatSpec]] = {
+    spec.name: spec
+    for spec in (
+        SheetFormatSpec(
+            name="rental_csv",
+            kind="rental",
+            json=False,
+            required=_RENTAL_COLUMNS,
+            needs_provider=False,
+            parse=_parse_rental,
+        ),
+        SheetFormatSpec(
+            name="rental_json",
+            kind="rental",
+            json=True,
+            required=_RENTAL_COLUMNS,
+            needs_provider=False,
+            parse=_parse_rental,
+        ),
+        SheetFormatSpec(
+            name="cloud_catalog_csv",
+            kind="rental",
+            json=False,
+            required=("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region"),
+            needs_provider=True,
+            parse=_parse_skypilot,
+        ),
+        SheetFormatSpec(
+            name="ownership_csv",
+            kind="ownership",
+            json=False,
+            required=("gpu", "purchase_price_usd", "source"),
+            needs_provider=False,
+            parse=_parse_ownership,
+        ),
+    )
+}
+"""Every sheet format by name (the ``format=`` of uploads, refresh sources and ``gpuplan prices import``)."""
+
+FORMATS: Final[tuple[SheetFormat, ...]] = tuple(SHEET_FORMATS)

@@ -1,70 +1,115 @@
 """The Litestar application factory: ``create_app(settings)``.
 
-Run it with ``gpuplan serve`` or ``uvicorn --factory service.app:create_app``.
+Run it with ``gpuplan serve`` or ``uvicorn --factory service.app:create_app``. Each feature package
+contributes its routes (``ROUTES``); the factory wires them under ``/v1``, injects what handlers need
+(``store``, ``settings``, ``plans``, ``refresher``, ``scheduler``: Litestar ``Provide`` dependencies,
+declared by handlers as ``NamedDependency``), maps errors to problem+json and completes the OpenAPI
+document with the catalog's known values.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
+from typing import Any, Final
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from litestar import Litestar, Router
 from litestar.datastructures import State
+from litestar.di import Provide
 from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 
 from service.buy_vs_rent_schemas import BuyVsRentRequest
+from service.catalog.gpu_names import gpu_spellings
+from service.catalog.routes import ROUTES as CATALOG_ROUTES
+from service.db.store import Store
 from service.estimates import MemoryRequest, ThroughputRequest
-from service.openapi_values import (
-    document_body_enum,
-    document_known_values,
-    gpu_spellings,
-    restore_body_zero_bounds,
-)
+from service.health import health_handler, package_version
+from service.http import reject_unknown_query_params
+from service.openapi import document_body_enum, document_known_values, restore_body_zero_bounds
 from service.plans import PlanService
+from service.price_sheets.refresh import Refresher
+from service.price_sheets.routes import ROUTES as PRICE_SHEET_ROUTES
+from service.price_sheets.sources import SourceConfig, load_sources
 from service.problems import exception_handlers
-from service.refresh import Refresher, load_sources
 from service.routes.buy_vs_rent import buy_vs_rent_handler
-from service.routes.common import allow_header_handler, reject_unknown_query_params
 from service.routes.estimates import memory_handler, throughput_handler
-from service.routes.gpus import get_gpu_handler, list_gpus_handler
-from service.routes.health import health_handler, package_version
-from service.routes.offers import list_offers_handler
 from service.routes.plans import create_plan_handler, get_plan_handler
-from service.routes.price_sheets import (
-    get_sheet_handler,
-    list_sheets_handler,
-    offer_history_handler,
-    refresh_now_handler,
-    refresh_status_handler,
-    upload_sheet_handler,
-)
-from service.routes.profiles import (
-    list_profiles_handler,
-    list_serving_profiles_handler,
-    upload_serving_profiles_handler,
-)
 from service.settings import Settings
-from service.store import Store
 from solver.models import list_models
 from solver.plan_spec import PlanRequest
 
 __all__ = ["create_app"]
 
-_log = logging.getLogger("gpuplan.app")
-
-_DESCRIPTION = (
+_DESCRIPTION: Final = (
     "Which GPUs, how many, and from where finish a deep-learning workload at the lowest cost — and why. "
     "Errors are RFC 9457 problem+json; bad input is a 400 that names the field."
 )
 
 
-def _scheduler() -> AsyncIOScheduler:
-    # Misfire grace in minutes (not APScheduler's 1 s default) and no overlapping runs; see stack notes §4.
-    return AsyncIOScheduler(job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 300})
+class _Scheduling:
+    """The refresh scheduler of one app: made and started by the lifespan, one per run of it."""
+
+    def __init__(self, refresher: Refresher, sources: list[SourceConfig]) -> None:
+        self.refresher = refresher
+        self.sources = sources
+        self.scheduler: AsyncIOScheduler | None = None
+
+    def start(self) -> None:
+        # Misfire grace in minutes (not APScheduler's 1 s default) and no overlapping runs; see stack notes §4.
+        scheduler = AsyncIOScheduler(
+            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 300}
+        )
+        for source in self.sources:  # each source refreshes at boot, then every interval_seconds
+            scheduler.add_job(
+                self.refresher.run,
+                "interval",
+                seconds=source.interval_seconds,
+                args=[source.name],
+                id=f"refresh:{source.name}",
+                name=f"refresh {source.name}",
+                replace_existing=True,
+                next_run_time=datetime.now(UTC),
+            )
+        scheduler.start()
+        self.scheduler = scheduler
+
+    def stop(self) -> None:
+        if self.scheduler is not None:
+            self.scheduler.shutdown(wait=False)
+
+
+def _provide(get: Callable[[], Any]) -> Provide:
+    """A dependency that hands every handler the same object (``get`` runs on the event loop)."""
+    return Provide(get, sync_to_thread=False)
+
+
+def _v1_routes() -> Router:
+    return Router(
+        path="/v1",
+        route_handlers=[
+            *CATALOG_ROUTES,
+            memory_handler,
+            throughput_handler,
+            create_plan_handler,
+            get_plan_handler,
+            *PRICE_SHEET_ROUTES,
+            buy_vs_rent_handler,
+        ],
+    )
+
+
+def _document(app: Litestar, store: Store) -> None:
+    """What the generated OpenAPI document cannot know by itself: the catalog's accepted values."""
+    snapshot = store.snapshot
+    document_known_values(app, snapshot)
+    restore_body_zero_bounds(app, [MemoryRequest, ThroughputRequest, PlanRequest, BuyVsRentRequest])
+    document_body_enum(app, "ModelSpec", "name", {n for m in list_models() for n in (m.name, *m.aliases)})
+    document_body_enum(app, "MemoryRequest", "gpu", gpu_spellings(snapshot))
+    document_body_enum(app, "ThroughputRequest", "gpu", gpu_spellings(snapshot, unique=True))
+    document_body_enum(app, "BuyVsRentRequest", "gpu", gpu_spellings(snapshot, unique=True))
 
 
 def create_app(settings: Settings | None = None, store: Store | None = None) -> Litestar:
@@ -75,70 +120,32 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     opened = Store.open(config.db_path) if store is None else store
     sources = load_sources(config.sources_file) if config.sources_file else []
     refresher = Refresher(opened, sources, move_factor=config.price_move_factor)
+    scheduling = _Scheduling(refresher, sources)
+    plans = PlanService(
+        opened, time_limit_s=config.plan_time_limit_s, price_max_age_hours=config.price_max_age_hours
+    )
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        scheduler = _scheduler()
-        for source in sources:  # each source refreshes at boot, then every interval_seconds
-            scheduler.add_job(
-                refresher.run,
-                "interval",
-                seconds=source.interval_seconds,
-                args=[source.name],
-                id=f"refresh:{source.name}",
-                name=f"refresh {source.name}",
-                replace_existing=True,
-                next_run_time=datetime.now(UTC),
-            )
-        scheduler.start()
-        app.state.scheduler = scheduler
+        scheduling.start()
         try:
             yield
         finally:
-            scheduler.shutdown(wait=False)
+            scheduling.stop()
             if owned:
                 opened.close()
 
-    v1 = Router(
-        path="/v1",
-        route_handlers=[
-            allow_header_handler("/price-sheets"),
-            allow_header_handler("/price-sheets/refresh"),
-            allow_header_handler("/profiles"),
-            list_gpus_handler,
-            get_gpu_handler,
-            list_offers_handler,
-            list_profiles_handler,
-            upload_serving_profiles_handler,
-            list_serving_profiles_handler,
-            memory_handler,
-            throughput_handler,
-            create_plan_handler,
-            get_plan_handler,
-            list_sheets_handler,
-            get_sheet_handler,
-            upload_sheet_handler,
-            offer_history_handler,
-            refresh_status_handler,
-            refresh_now_handler,
-            buy_vs_rent_handler,
-        ],
-    )
     app = Litestar(
-        route_handlers=[health_handler, v1],
+        route_handlers=[health_handler, _v1_routes()],
         lifespan=[lifespan],
-        state=State(
-            {
-                "store": opened,
-                "settings": config,
-                "refresher": refresher,
-                "plan_service": PlanService(
-                    opened,
-                    time_limit_s=config.plan_time_limit_s,
-                    price_max_age_hours=config.price_max_age_hours,
-                ),
-            }
-        ),
+        dependencies={
+            "store": _provide(lambda: opened),
+            "settings": _provide(lambda: config),
+            "plans": _provide(lambda: plans),
+            "refresher": _provide(lambda: refresher),
+            "scheduler": _provide(lambda: scheduling.scheduler),
+        },
+        state=State({"settings": config}),  # for the admin guard, which runs before dependencies
         before_request=reject_unknown_query_params,
         exception_handlers=exception_handlers,
         openapi_config=OpenAPIConfig(
@@ -151,10 +158,5 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         debug=False,
         logging_config=None,  # the process configures logging (gpuplan serve, uvicorn), not the app
     )
-    document_known_values(app, opened.snapshot)
-    restore_body_zero_bounds(app, [MemoryRequest, ThroughputRequest, PlanRequest, BuyVsRentRequest])
-    document_body_enum(app, "ModelSpec", "name", {n for m in list_models() for n in (m.name, *m.aliases)})
-    document_body_enum(app, "MemoryRequest", "gpu", gpu_spellings(opened.snapshot))
-    document_body_enum(app, "ThroughputRequest", "gpu", gpu_spellings(opened.snapshot, unique=True))
-    document_body_enum(app, "BuyVsRentRequest", "gpu", gpu_spellings(opened.snapshot, unique=True))
+    _document(app, opened)
     return app

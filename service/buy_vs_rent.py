@@ -40,7 +40,7 @@ from service.buy_vs_rent_schemas import (
     Recommendation,
     Sensitivity,
 )
-from service.store import Store
+from service.db.store import Store
 from solver.hybrid import FleetCost, HybridProblem, solve_hybrid
 
 __all__ = ["BuyVsRentRequest", "BuyVsRentResponse", "buy_vs_rent"]

@@ -22,9 +22,9 @@ from pricing.ownership_defaults import (
     commitment_discount,
 )
 from service.buy_vs_rent_schemas import Assumption, BuyVsRentRequest, OfferRef
+from service.catalog.gpu_names import resolve_gpu_names
+from service.db.store import Store
 from service.errors import InvalidParameter
-from service.gpu_lookup import resolve_gpu_names
-from service.store import Store
 
 __all__ = ["SheetOffer", "load_sheet_rows", "rent_price", "resolve_demand", "resolve_gpu", "resolve_inputs"]
 

@@ -10,38 +10,19 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
 
-import msgspec
-from tabulate import tabulate
-
-from service.catalog import OFFER_SORTS, GpuQuery, OfferQuery, db_stats, list_gpus, list_offers
+from service.catalog.cli import register as register_catalog
 from service.cli_buy_vs_rent import register as register_buy_vs_rent
 from service.cli_plan import register as register_plan
-from service.cli_prices import register as register_prices
+from service.db.cli import register as register_db
+from service.db.store import Store
 from service.errors import InvalidParameter, ServiceError
-from service.refresh import load_sources
+from service.price_sheets.cli import register as register_prices
+from service.price_sheets.sources import load_sources
 from service.settings import Settings
-from service.store import Store
 from solver.errors import InvalidWorkload
 
 __all__ = ["main"]
-
-
-def _fmt(value: Any) -> Any:
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return value
-
-
-def _print_table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> None:
-    print(tabulate([[_fmt(v) for v in row] for row in rows], headers=list(headers), floatfmt="g"))
-
-
-def _open(args: argparse.Namespace) -> Store:
-    return Store.open(args.db)
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
@@ -68,120 +49,6 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_db_init(args: argparse.Namespace) -> int:
-    store = _open(args)
-    try:
-        report = store.seed_report
-        state = "seeded now" if report.loaded else "already seeded"
-        print(f"database {store.path}: schema version {store.schema_version()}, {state}")
-        if report.loaded:
-            print(
-                f"rental sheet version {report.rental_version}, "
-                f"ownership sheet version {report.ownership_version}"
-            )
-            print(f"{report.unusable_rows} shipped rows not used (see `gpuplan db stats`)")
-    finally:
-        store.close()
-    return 0
-
-
-def _cmd_db_stats(args: argparse.Namespace) -> int:
-    store = _open(args)
-    try:
-        stats = db_stats(store)
-    finally:
-        store.close()
-    if args.json:
-        print(msgspec.json.encode(stats).decode())
-        return 0
-    print(f"database {stats.path} (schema version {stats.schema_version})\n")
-    _print_table([(t.table, t.rows) for t in stats.tables], ["table", "rows"])
-    print(f"\nunresolved GPU names: {len(stats.unresolved_gpu_names)}")
-    for row in stats.unresolved_gpu_names:
-        print(f"  {row.file}:{row.line} {row.value!r}: {row.reason}")
-    print(f"rows not used: {len(stats.unusable_rows)}")
-    if stats.unusable_rows:
-        print()
-        _print_table(
-            [(u.file, u.line, u.column, u.value, u.reason) for u in stats.unusable_rows],
-            ["file", "line", "column", "value", "reason"],
-        )
-    return 0
-
-
-def _cmd_gpus(args: argparse.Namespace) -> int:
-    store = _open(args)
-    try:
-        page = list_gpus(store, GpuQuery(vendor=args.vendor, min_memory_gib=args.min_memory_gib, limit=1000))
-    finally:
-        store.close()
-    if args.json:
-        print(msgspec.json.encode(page).decode())
-        return 0
-    _print_table(
-        [
-            (
-                g.gpu_id,
-                g.name,
-                g.vendor,
-                g.memory_gib,
-                g.memory_bandwidth_tbps,
-                g.bf16_tflops,
-                g.tdp_w,
-                g.nvlink,
-                g.ecc,
-            )
-            for g in page.items
-        ],
-        ["id", "name", "vendor", "mem GiB", "TB/s", "bf16 TFLOPS", "TDP W", "NVLink", "ECC"],
-    )
-    print(f"\n{page.total} GPUs")
-    return 0
-
-
-def _cmd_offers(args: argparse.Namespace) -> int:
-    store = _open(args)
-    try:
-        query = OfferQuery(
-            gpu=args.gpu,
-            provider=args.provider,
-            region=args.region,
-            min_gpus=args.min_gpus,
-            max_gpus=args.max_gpus,
-            max_price=args.max_price,
-            max_price_per_gpu=args.max_price_per_gpu,
-            interconnect=args.interconnect,
-            sort=args.sort,
-            limit=args.limit,
-            offset=args.offset,
-        )
-        page = list_offers(store, query)
-    finally:
-        store.close()
-    if args.json:
-        print(msgspec.json.encode(page).decode())
-        return 0
-    _print_table(
-        [
-            (
-                o.provider,
-                o.instance_type,
-                o.region,
-                o.gpu,
-                o.gpus_per_instance,
-                o.interconnect,
-                o.price_per_hour_usd,
-                o.price_per_gpu_hour_usd,
-                o.spot_price_per_hour_usd,
-            )
-            for o in page.items
-        ],
-        ["provider", "instance type", "region", "GPU", "GPUs", "interconnect", "$/h", "$/GPU-h", "spot $/h"],
-    )
-    print(f"\n{len(page.items)} of {page.total} offers (offset {page.offset})")
-    return 0
-
-
 def _parser() -> argparse.ArgumentParser:
     settings = Settings.from_env()
     parser = argparse.ArgumentParser(
@@ -199,41 +66,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-level", default=settings.log_level, help="GPUPLAN_LOG_LEVEL")
     serve.set_defaults(func=_cmd_serve)
 
-    db = sub.add_parser("db", help="database maintenance")
-    db_sub = db.add_subparsers(dest="db_command", required=True)
-    init = db_sub.add_parser("init", help="create, migrate and seed the database")
-    init.add_argument("--db", default=argparse.SUPPRESS)
-    init.set_defaults(func=_cmd_db_init)
-    stats = db_sub.add_parser("stats", help="rows per table and rows that could not be used")
-    stats.add_argument("--db", default=argparse.SUPPRESS)
-    stats.add_argument("--json", action="store_true", help="print JSON")
-    stats.set_defaults(func=_cmd_db_stats)
+    register_db(sub)
 
-    gpus = sub.add_parser("gpus", help="list the GPU catalog")
-    gpus.add_argument("--db", default=argparse.SUPPRESS)
-    gpus.add_argument("--vendor")
-    gpus.add_argument("--min-memory-gib", type=float)
-    gpus.add_argument("--json", action="store_true", help="print JSON")
-    gpus.set_defaults(func=_cmd_gpus)
-
-    offers = sub.add_parser("offers", help="list current rental offers")
-    offers.add_argument("--db", default=argparse.SUPPRESS)
-    offers.add_argument("--gpu", help="GPU id, name or alias (H100 matches every H100 variant)")
-    offers.add_argument("--provider")
-    offers.add_argument("--region")
-    offers.add_argument("--min-gpus", type=int)
-    offers.add_argument("--max-gpus", type=int)
-    offers.add_argument("--max-price", type=float, help="on-demand USD per instance-hour")
-    offers.add_argument("--max-price-per-gpu", type=float, help="on-demand USD per GPU-hour")
-    offers.add_argument(
-        "--interconnect", choices=["none", "pcie", "nvlink", "nvswitch"], help="at least this class"
-    )
-    offers.add_argument("--sort", choices=OFFER_SORTS, default="price_per_gpu_hour_usd")
-    offers.add_argument("--limit", type=int, default=50)
-    offers.add_argument("--offset", type=int, default=0)
-    offers.add_argument("--json", action="store_true", help="print JSON")
-    offers.set_defaults(func=_cmd_offers)
-
+    register_catalog(sub)
     register_plan(sub)
     register_prices(sub)
 

@@ -20,7 +20,7 @@ from tabulate import tabulate
 
 from service.buy_vs_rent import BuyVsRentRequest, BuyVsRentResponse, buy_vs_rent
 from service.buy_vs_rent_formats import cumulative_cost_svg, monthly_csv
-from service.store import Store
+from service.db.store import Store
 from solver.errors import SolverError
 
 __all__ = ["register"]

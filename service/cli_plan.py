@@ -10,10 +10,10 @@ from typing import Any
 import msgspec
 from tabulate import tabulate
 
+from service.db.store import Store
 from service.errors import InvalidParameter
 from service.plan_schemas import PlanOut, ServingPlanOut
 from service.plans import PlanService
-from service.store import Store
 from solver.errors import NoFeasiblePlan
 from solver.plan_spec import PlanRequest
 

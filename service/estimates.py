@@ -7,10 +7,9 @@ from typing import Annotated, Literal
 import msgspec
 
 from pricing.interconnect import derive_interconnect
-from service.errors import InvalidParameter
-from service.gpu_lookup import resolve_gpu_names
-from service.store import Store
-from solver.gpus import GpuSpec, Interconnect
+from service.catalog.gpu_names import one_gpu, resolve_gpu_names
+from service.db.store import Store
+from solver.gpus import Interconnect
 from solver.memory import GpuFit, MemoryBand, MemoryBreakdown, estimate_memory, fit_on
 from solver.throughput import ProfileSource, estimate_throughput
 from solver.workload import Workload, resolve_workload
@@ -22,7 +21,6 @@ __all__ = [
     "ThroughputResponse",
     "estimate_memory_for",
     "estimate_throughput_for",
-    "one_gpu",
 ]
 
 
@@ -114,19 +112,9 @@ class ThroughputResponse(msgspec.Struct, kw_only=True):
     interconnect_derived: bool
 
 
-def one_gpu(store: Store, name: str, field: str = "gpu") -> GpuSpec:
-    """Exactly one catalog GPU for ``name``; a 400 listing the variants when the alias is ambiguous."""
-    ids = resolve_gpu_names(store.snapshot, name, field=field)
-    if len(ids) > 1:
-        raise InvalidParameter(
-            field, f"{name!r} names several GPUs ({', '.join(ids)}); choose one", candidates=ids
-        )
-    return store.snapshot.gpus[ids[0]]
-
-
 def estimate_throughput_for(store: Store, request: ThroughputRequest) -> ThroughputResponse:
     """Validate, then estimate the workload's throughput on the requested GPUs."""
-    gpu = one_gpu(store, request.gpu)
+    gpu = one_gpu(store.snapshot, request.gpu)
     resolved = resolve_workload(request)
     derived = request.interconnect is None
     interconnect: Interconnect = (
@@ -143,7 +131,7 @@ def estimate_throughput_for(store: Store, request: ThroughputRequest) -> Through
         snapshot.profiles,
         snapshot.gpus,
         output_len=request.output_len,
-        index=store.profile_index_of(snapshot),
+        index=snapshot.profile_index(),
     )
     return ThroughputResponse(
         value=estimate.value,

@@ -8,53 +8,36 @@ linked as that form factor's board is; more GPUs are several 8-GPU nodes). Busy 
 
 from __future__ import annotations
 
-import msgspec
+import threading
 
 from pricing import tco
 from pricing.interconnect import derive_interconnect
-from pricing.ownership_defaults import SheetDefault, SheetPrice, choose_defaults
-from service.store import CatalogSnapshot, Store
+from pricing.ownership_defaults import choose_defaults
+from service.db.snapshot import CatalogSnapshot, Derived, OwnershipRows
 from solver.candidates import Rejection, Supply
 
-__all__ = ["OwnershipRows", "load_ownership_rows", "owned_supplies"]
+__all__ = ["OWNED_SUPPLIES", "OwnedSupplies", "owned_supplies"]
 
 _INPUTS = tco.OwnershipInputs.__struct_fields__
 _NODE_SIZES = (1, 2, 4, 8)
 
 
-class OwnershipRows(msgspec.Struct, frozen=True, kw_only=True):
-    """The current ownership sheets' rows: prices by GPU, and every finance default."""
+class OwnedSupplies:
+    """Owned supplies of one snapshot, computed once per utilisation a request asks for."""
 
-    prices: dict[str, list[SheetPrice]]
-    defaults: list[SheetDefault]
+    def __init__(self, snapshot: CatalogSnapshot) -> None:
+        self._snapshot = snapshot
+        self._lock = threading.Lock()
+        self._at: dict[float, tuple[list[Supply], list[Rejection]]] = {}
+
+    def at(self, utilization: float) -> tuple[list[Supply], list[Rejection]]:
+        with self._lock:
+            if utilization not in self._at:
+                self._at[utilization] = owned_supplies(self._snapshot, self._snapshot.ownership, utilization)
+            return self._at[utilization]
 
 
-def load_ownership_rows(store: Store, snapshot: CatalogSnapshot) -> OwnershipRows:
-    """One query per table for the ownership sheet versions current in ``snapshot``."""
-    versions = [s.version for s in snapshot.sheets if s.kind == "ownership"]
-    if not versions:
-        return OwnershipRows(prices={}, defaults=[])
-    marks = ", ".join("?" for _ in versions)
-    price_fields = [f for f in SheetPrice.__struct_fields__ if f != "sheet_version"]
-    default_fields = [f for f in SheetDefault.__struct_fields__ if f != "sheet_version"]
-    with store.cursor() as cur:
-        price_rows = cur.execute(
-            f"SELECT version, {', '.join(price_fields)} FROM ownership_prices WHERE version IN ({marks})",
-            versions,
-        ).fetchall()
-        default_rows = cur.execute(
-            f"SELECT version, {', '.join(default_fields)} FROM ownership_defaults WHERE version IN ({marks})",
-            versions,
-        ).fetchall()
-    prices: dict[str, list[SheetPrice]] = {}
-    for row in price_rows:
-        price = SheetPrice(sheet_version=int(row[0]), **dict(zip(price_fields, row[1:], strict=True)))
-        prices.setdefault(price.gpu_id, []).append(price)
-    defaults = [
-        SheetDefault(sheet_version=int(r[0]), **dict(zip(default_fields, r[1:], strict=True)))
-        for r in default_rows
-    ]
-    return OwnershipRows(prices=prices, defaults=defaults)
+OWNED_SUPPLIES: Derived[OwnedSupplies] = Derived("owned supplies", OwnedSupplies)
 
 
 def owned_supplies(

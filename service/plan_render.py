@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from service.db.snapshot import CatalogSnapshot
 from service.plan_schemas import (
     AlternativeOut,
     ChoiceOut,
@@ -21,7 +22,6 @@ from service.plan_schemas import (
     SolverOut,
     ThroughputOut,
 )
-from service.store import CatalogSnapshot
 from solver.candidates import Candidate, Supply
 from solver.plan_spec import PlanRequest
 from solver.planner import PlanResult

@@ -14,14 +14,15 @@ from typing import Any
 
 import msgspec
 
+from service.catalog.gpu_names import resolve_gpu_names
+from service.db.snapshot import CatalogSnapshot
+from service.db.store import Store
 from service.errors import InvalidParameter, NotFound
-from service.gpu_lookup import resolve_gpu_names
-from service.owned_supply import load_ownership_rows, owned_supplies
+from service.owned_supply import OWNED_SUPPLIES
 from service.plan_render import render_plan
 from service.plan_schemas import AnyPlan
 from service.serving_plans import plan_fleet
-from service.store import CatalogSnapshot, Store
-from service.supply_index import SupplyIndex, build_supply_index
+from service.supply_index import SUPPLY_INDEX, SupplyIndex
 from service.throughput_cache import ThroughputCache
 from solver.candidates import Rejection, Supply, ThroughputFn
 from solver.gpus import GpuSpec, Interconnect
@@ -145,7 +146,7 @@ class PlanService:
         self.throughput_cache = ThroughputCache()
 
     def _throughput_fn(self, snapshot: CatalogSnapshot, output_len: int | None) -> ThroughputFn:
-        index = self.store.profile_index_of(snapshot)
+        index = snapshot.profile_index()
         cache = self.throughput_cache
 
         def estimate(
@@ -175,9 +176,7 @@ class PlanService:
         template = Workload(**_job_fields(request))  # layout fields keep defaults: the planner varies them
         resolved = resolve_workload(template)
         supplies, rejections, pruned_offers = (
-            build_rental_supplies(
-                snapshot, self.store.derived(snapshot, "supply_index", build_supply_index), request
-            )
+            build_rental_supplies(snapshot, snapshot.derive(SUPPLY_INDEX), request)
             if request.acquisition in ("rent", "either")
             else ([], [], 0)
         )
@@ -225,12 +224,7 @@ class PlanService:
 
     def _owned(self, snapshot: CatalogSnapshot, request: PlanRequest) -> tuple[list[Supply], list[Rejection]]:
         """Owned supplies (cached per snapshot and utilisation), after the request's GPU filters."""
-        rows = self.store.derived(snapshot, "ownership_rows", lambda s: load_ownership_rows(self.store, s))
-        supplies, rejections = self.store.derived(
-            snapshot,
-            f"owned_supplies:{request.owned_utilization!r}",
-            lambda s: owned_supplies(s, rows, request.owned_utilization),
-        )
+        supplies, rejections = snapshot.derive(OWNED_SUPPLIES).at(request.owned_utilization)
         allowed = _gpu_ids(snapshot, request.constraints.gpus, "constraints.gpus")
         excluded = _gpu_ids(snapshot, request.constraints.exclude_gpus, "constraints.exclude_gpus") or set()
         kept = [s for s in supplies if (allowed is None or s.gpu_id in allowed) and s.gpu_id not in excluded]

@@ -1,4 +1,5 @@
-"""Every error becomes an RFC 9457 ``application/problem+json`` response, mapped here once."""
+"""Every error becomes an RFC 9457 ``application/problem+json`` response, mapped here once; the
+:class:`Problem` schema and the OpenAPI entries of the problem responses a handler can give."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ import logging
 import re
 from typing import Any
 
+import msgspec
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.status_codes import (
     HTTP_400_BAD_REQUEST,
     HTTP_422_UNPROCESSABLE_ENTITY,
@@ -18,12 +21,67 @@ from litestar.types import ExceptionHandlersMap
 from service.errors import ServiceError
 from solver.errors import InvalidWorkload, NoFeasiblePlan, SolverError, UnknownModel
 
-__all__ = ["PROBLEM_JSON", "exception_handlers", "problem_response"]
+__all__ = ["PROBLEM_JSON", "Problem", "exception_handlers", "problem_response", "problem_responses"]
 
 PROBLEM_JSON = "application/problem+json"
 _log = logging.getLogger("gpuplan.problems")
 _UNKNOWN_FIELD = re.compile(r"unknown field `([^`]+)`")
 _MISSING_FIELD = re.compile(r"missing required field `([^`]+)`")
+
+
+class FieldError(msgspec.Struct, kw_only=True):
+    field: str
+    message: str
+    source: str | None = None
+
+
+class RejectionReason(msgspec.Struct, kw_only=True):
+    reason: str
+    detail: str
+
+
+class GpuRejection(msgspec.Struct, kw_only=True):
+    gpu: str
+    reasons: list[RejectionReason]
+
+
+class Problem(msgspec.Struct, kw_only=True):
+    """An RFC 9457 problem: ``field``/``errors`` name the offending input on a 400."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    instance: str
+    field: str | None = None
+    errors: list[FieldError] | None = None
+    suggestions: list[str] | None = None
+    candidates: list[str] | None = None
+    rejected: list[GpuRejection] | None = None
+
+
+_PROBLEM_DESCRIPTIONS = {
+    400: "Invalid input; `field` names the parameter",
+    401: "Missing or wrong admin bearer token",
+    403: "Writes are disabled (no admin token configured)",
+    413: "The request body is too large",
+    404: "No such resource",
+    422: "The request is valid but cannot be satisfied; the body says why",
+    503: "The database is unavailable",
+}
+
+
+def problem_responses(*statuses: int) -> dict[int, ResponseSpec]:
+    """OpenAPI entries for the problem+json responses a handler can give."""
+    return {
+        status: ResponseSpec(
+            data_container=Problem,
+            description=_PROBLEM_DESCRIPTIONS[status],
+            media_type=PROBLEM_JSON,
+            generate_examples=False,
+        )
+        for status in statuses
+    }
 
 
 def problem_response(

@@ -15,6 +15,8 @@ from datetime import UTC, datetime
 
 import msgspec
 
+from service.db.snapshot import CatalogSnapshot
+from service.db.store import Store
 from service.errors import InvalidParameter
 from service.plan_render import offer_ref, owned_ref
 from service.plan_schemas import (
@@ -31,7 +33,6 @@ from service.plan_schemas import (
     ServingPlanOut,
     SingleTypeOut,
 )
-from service.store import CatalogSnapshot, Store
 from solver.candidates import Rejection, Supply
 from solver.errors import InvalidWorkload, NoFeasiblePlan
 from solver.gpus import INTERCONNECT_RANK, GpuSpec, Interconnect
@@ -73,7 +74,7 @@ def _replica_types(
     supplies: Sequence[Supply],
     classes: list[RequestClass],
 ) -> tuple[list[ReplicaType], dict[str, Supply], list[Rejection]]:
-    index = store.profile_index_of(snapshot)
+    index = snapshot.profile_index()
     capacities: dict[tuple[str, int, str, int], Capacity] = {}
     types: list[ReplicaType] = []
     by_type: dict[str, Supply] = {}

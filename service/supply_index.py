@@ -13,9 +13,9 @@ from collections.abc import Sequence
 
 import msgspec
 
-from service.store import CatalogSnapshot, CurrentOffer
+from service.db.snapshot import CatalogSnapshot, CurrentOffer, Derived
 
-__all__ = ["OfferGroup", "SupplyIndex", "build_supply_index"]
+__all__ = ["SUPPLY_INDEX", "OfferGroup", "SupplyIndex", "build_supply_index"]
 
 
 class OfferGroup(msgspec.Struct, frozen=True, kw_only=True):
@@ -72,3 +72,6 @@ def build_supply_index(snapshot: CatalogSnapshot) -> SupplyIndex:
         for key, members in sorted(grouped.items())
     )
     return SupplyIndex(groups=groups, spot_only_gpus=frozenset(spot_only - has_on_demand))
+
+
+SUPPLY_INDEX: Derived[SupplyIndex] = Derived("supply index", build_supply_index)

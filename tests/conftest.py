@@ -9,8 +9,8 @@ import pytest
 from litestar.testing import TestClient
 
 from service.app import create_app
+from service.db.store import Store
 from service.settings import Settings
-from service.store import Store
 
 logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per test request is noise
 

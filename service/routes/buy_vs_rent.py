@@ -6,14 +6,16 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal, cast
 
 from litestar import Request, Response, post
-from litestar.datastructures import State
+from litestar.di import NamedDependency
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, Schema
 from litestar.params import JSONBody, QueryParameter
 
 from service.buy_vs_rent import BuyVsRentRequest, BuyVsRentResponse, buy_vs_rent
 from service.buy_vs_rent_formats import cumulative_cost_svg, monthly_csv
+from service.db.store import Store
 from service.errors import InvalidParameter
-from service.routes.common import problem_responses, reject_unknown_query_params, store_from
+from service.http import reject_unknown_query_params
+from service.problems import problem_responses
 
 __all__ = ["buy_vs_rent_handler"]
 
@@ -72,7 +74,7 @@ def _negotiate(request: Request[Any, Any, Any], format: str | None) -> str:
 )
 def buy_vs_rent_handler(
     request: Request[Any, Any, Any],
-    state: State,
+    store: NamedDependency[Store],
     data: JSONBody[BuyVsRentRequest],
     format: Annotated[
         Literal["json", "csv", "svg"] | None,
@@ -85,7 +87,7 @@ def buy_vs_rent_handler(
     """Own vs rent: owned USD per busy GPU-hour against rent, break-even utilisation and month, NPVs,
     the monthly cash flows, a utilisation × rent grid and a ±20 % tornado, the own + rent hybrid for a
     demand profile, and every number's source."""
-    answer = buy_vs_rent(store_from(state), data)
+    answer = buy_vs_rent(store, data)
     chosen = _negotiate(request, format)
     if chosen == "csv":
         filename = f"buy-vs-rent-{answer.gpu_id}.csv"

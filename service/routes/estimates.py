@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from litestar import post
-from litestar.datastructures import State
+from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
+from service.db.store import Store
 from service.estimates import (
     MemoryRequest,
     MemoryResponse,
@@ -14,7 +15,7 @@ from service.estimates import (
     estimate_memory_for,
     estimate_throughput_for,
 )
-from service.routes.common import problem_responses, store_from
+from service.problems import problem_responses
 
 __all__ = ["memory_handler", "throughput_handler"]
 
@@ -27,10 +28,10 @@ __all__ = ["memory_handler", "throughput_handler"]
     sync_to_thread=False,
     responses=problem_responses(400),
 )
-def memory_handler(state: State, data: JSONBody[MemoryRequest]) -> MemoryResponse:
+def memory_handler(store: NamedDependency[Store], data: JSONBody[MemoryRequest]) -> MemoryResponse:
     """Per-GPU peak memory (allocated + runtime overhead) with a band and a breakdown, and the fit on
     the given GPU (every variant of an alias such as ``H100``) or on every catalog GPU."""
-    return estimate_memory_for(store_from(state), data)
+    return estimate_memory_for(store, data)
 
 
 @post(
@@ -41,8 +42,10 @@ def memory_handler(state: State, data: JSONBody[MemoryRequest]) -> MemoryRespons
     sync_to_thread=True,
     responses=problem_responses(400, 422),
 )
-def throughput_handler(state: State, data: JSONBody[ThroughputRequest]) -> ThroughputResponse:
+def throughput_handler(
+    store: NamedDependency[Store], data: JSONBody[ThroughputRequest]
+) -> ThroughputResponse:
     """Throughput of the workload on ``gpu_count`` × ``gpu`` in the task's unit, with ``provenance``
     (measured rows cited, or derived with the method), the rows used and a confidence. 422 when no
     measured row or calibration supports an estimate (e.g. fp8 on a GPU without fp8 tensor cores)."""
-    return estimate_throughput_for(store_from(state), data)
+    return estimate_throughput_for(store, data)

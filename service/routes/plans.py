@@ -7,12 +7,12 @@ from typing import Annotated, Final
 import anyio
 import anyio.to_thread
 from litestar import Response, get, post
-from litestar.datastructures import State
+from litestar.di import NamedDependency
 from litestar.params import JSONBody, PathParameter
 
 from service.plan_schemas import PlanOut, ServingPlanOut
 from service.plans import PlanService
-from service.routes.common import problem_responses
+from service.problems import problem_responses
 from solver.plan_spec import PlanRequest
 
 __all__ = ["PLAN_CONCURRENCY", "create_plan_handler", "get_plan_handler"]
@@ -30,12 +30,6 @@ def _plan_limiter() -> anyio.CapacityLimiter:
     return _limiter
 
 
-def plan_service_from(state: State) -> PlanService:
-    service = state.plan_service
-    assert isinstance(service, PlanService)
-    return service
-
-
 @post(
     "/plans",
     operation_id="createPlan",
@@ -44,13 +38,12 @@ def plan_service_from(state: State) -> PlanService:
     responses=problem_responses(400, 422),
 )
 async def create_plan_handler(
-    state: State, data: JSONBody[PlanRequest]
+    plans: NamedDependency[PlanService], data: JSONBody[PlanRequest]
 ) -> Response[PlanOut | ServingPlanOut]:
     """Choose GPU type, count, offer and layout that finish the work at the lowest cost (or soonest)
     within the constraints, explain the choice, store the plan. 422 when nothing can run it: the body
     says, per GPU type, why."""
-    service = plan_service_from(state)
-    plan = await anyio.to_thread.run_sync(service.create, data, limiter=_plan_limiter())
+    plan = await anyio.to_thread.run_sync(plans.create, data, limiter=_plan_limiter())
     return Response(plan, status_code=201, headers={"Location": f"/v1/plans/{plan.plan_id}"})
 
 
@@ -62,8 +55,8 @@ async def create_plan_handler(
     responses=problem_responses(400, 404),
 )
 def get_plan_handler(
-    state: State,
+    plans: NamedDependency[PlanService],
     plan_id: Annotated[str, PathParameter(description="The id POST /v1/plans returned", max_length=100)],
 ) -> PlanOut | ServingPlanOut:
     """A stored plan, exactly as it was returned."""
-    return plan_service_from(state).get(plan_id)
+    return plans.get(plan_id)

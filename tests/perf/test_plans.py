@@ -22,9 +22,9 @@ import httpx
 import msgspec
 import pytest
 
+from service.db.sheet_versions import add_version, rental_sheet
+from service.db.store import Store
 from service.plans import PlanService
-from service.sheet_versions import add_rental_version
-from service.store import Store
 from solver.plan_spec import PlanRequest
 from tests.perf.conftest import median_ms, percentile_ms, timed
 from tests.perf.workloads import PLAN_BODIES
@@ -123,17 +123,16 @@ def _replicate(store: Store, factor: int) -> None:
                     else offer.spot_price_per_hour_usd * jitter,
                 )
             )
-    with store.cursor() as cur:
-        cur.execute("BEGIN TRANSACTION")
-        add_rental_version(
+    store.transaction(
+        lambda cur: add_version(
             cur,
+            rental_sheet(offers),
             source=f"synthetic-{factor}x",
             fmt="bench",
-            offers=offers,
             fetched_at=datetime.now(UTC),
             origin="bench",
         )
-        cur.execute("COMMIT")
+    )
     store.refresh_snapshot()
 
 

@@ -4,7 +4,7 @@ import pytest
 
 from pricing.aliases import AliasRule, AliasTable, NameContext
 from pricing.errors import AliasRuleError, UnresolvedGpuName
-from service.seed_files import read_alias_rules, read_gpu_specs, read_seed_catalog
+from service.db.seed_files import read_alias_rules, read_gpu_specs, read_seed_catalog
 
 RULES = [
     AliasRule(alias="H100 SXM", canonical_gpu="H100 SXM"),

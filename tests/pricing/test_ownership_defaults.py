@@ -10,7 +10,7 @@ from pricing.ownership_defaults import (
     commitment_discount,
     price_scope,
 )
-from service.seed_files import read_seed_catalog
+from service.db.seed_files import read_seed_catalog
 
 VERSION = 7
 

@@ -10,8 +10,8 @@ import pytest
 from litestar.testing import TestClient
 
 from service.app import create_app
+from service.db.store import Store
 from service.settings import Settings
-from service.store import Store
 
 Client = TestClient[Any]
 MIX = [

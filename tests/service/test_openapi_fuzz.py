@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, settings
 from schemathesis.checks import positive_data_acceptance
 
 from service.app import create_app
+from service.db.store import Store
 from service.settings import Settings
-from service.store import Store
 
 schema = schemathesis.openapi.from_asgi(
     "/schema/openapi.json", create_app(Settings(db_path=":memory:"), store=Store.open(":memory:"))

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.seed_files import read_seed_catalog
+from service.db.seed_files import read_seed_catalog
 from solver import serving
 from solver.errors import InvalidWorkload, NoFeasiblePlan, SolverError
 from solver.mip import SolveOutcome

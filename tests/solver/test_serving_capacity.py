@@ -10,7 +10,7 @@ from collections import defaultdict
 import msgspec
 import pytest
 
-from service.seed_files import read_seed_catalog
+from service.db.seed_files import read_seed_catalog
 from solver.calibration import ProfileIndex
 from solver.gpus import GpuSpec, Interconnect
 from solver.profiles import MeasuredProfile, ServingProfile

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.seed_files import read_seed_catalog
+from service.db.seed_files import read_seed_catalog
 from solver.calibration import IndexMemo, ProfileIndex
 from solver.errors import InvalidWorkload, SolverError, ThroughputUnavailable
 from solver.gpus import GpuSpec, Interconnect

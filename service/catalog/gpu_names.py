@@ -10,10 +10,11 @@ from __future__ import annotations
 import difflib
 import re
 
+from service.db.snapshot import CatalogSnapshot
 from service.errors import InvalidParameter
-from service.store import CatalogSnapshot
+from solver.gpus import GpuSpec
 
-__all__ = ["compact_name", "resolve_gpu_names"]
+__all__ = ["compact_name", "gpu_spellings", "one_gpu", "resolve_gpu_names"]
 
 _SEPARATORS = re.compile(r"[\s\-_./]+")
 
@@ -54,3 +55,24 @@ def resolve_gpu_names(snapshot: CatalogSnapshot, text: str, *, field: str = "gpu
         hint = f"; did you mean {', '.join(close)}?" if close else "; GET /v1/gpus lists them"
         raise InvalidParameter(field, f"unknown GPU {text!r}{hint}", suggestions=close)
     return sorted(found)
+
+
+def one_gpu(snapshot: CatalogSnapshot, name: str, field: str = "gpu") -> GpuSpec:
+    """Exactly one catalog GPU for ``name``; a 400 listing the variants when the alias is ambiguous."""
+    ids = resolve_gpu_names(snapshot, name, field=field)
+    if len(ids) > 1:
+        raise InvalidParameter(
+            field, f"{name!r} names several GPUs ({', '.join(ids)}); choose one", candidates=ids
+        )
+    return snapshot.gpus[ids[0]]
+
+
+def gpu_spellings(snapshot: CatalogSnapshot, *, unique: bool = False) -> list[str]:
+    """Every id, name and alias a GPU filter or field accepts, ignoring case in order; ``unique``: only
+    those naming one GPU (for fields that need exactly one, such as ``/v1/throughput``'s ``gpu``)."""
+    names = {*snapshot.gpus, *(g.name for g in snapshot.gpus.values())}
+    names.update(rule.alias for rule in snapshot.alias_rules)
+    spellings = sorted(names, key=str.casefold)
+    if not unique:
+        return spellings
+    return [s for s in spellings if len(resolve_gpu_names(snapshot, s)) == 1]

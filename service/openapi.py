@@ -14,16 +14,10 @@ import msgspec
 from litestar import Litestar
 from litestar.openapi.spec import Schema
 
-from service.gpu_lookup import resolve_gpu_names
-from service.store import CatalogSnapshot
+from service.catalog.gpu_names import gpu_spellings
+from service.db.snapshot import CatalogSnapshot
 
-__all__ = ["document_body_enum", "document_known_values", "gpu_spellings", "restore_body_zero_bounds"]
-
-
-def _gpu_spellings(snapshot: CatalogSnapshot) -> list[str]:
-    names = {*snapshot.gpus, *(g.name for g in snapshot.gpus.values())}
-    names.update(rule.alias for rule in snapshot.alias_rules)
-    return sorted(names, key=str.casefold)
+__all__ = ["document_body_enum", "document_known_values", "restore_body_zero_bounds"]
 
 
 def _set_enum(schema: Schema | None, values: Iterable[str]) -> None:
@@ -38,11 +32,11 @@ def _set_enum(schema: Schema | None, values: Iterable[str]) -> None:
 def document_known_values(app: Litestar, snapshot: CatalogSnapshot) -> None:
     """Mutate the app's OpenAPI document before it is first served."""
     known = {
-        ("/v1/offers", "gpu"): _gpu_spellings(snapshot),
+        ("/v1/offers", "gpu"): gpu_spellings(snapshot),
         ("/v1/offers", "provider"): sorted(snapshot.providers),
         ("/v1/offers", "region"): sorted(snapshot.regions),
-        ("/v1/profiles", "gpu"): _gpu_spellings(snapshot),
-        ("/v1/profiles/serving", "gpu"): _gpu_spellings(snapshot),
+        ("/v1/profiles", "gpu"): gpu_spellings(snapshot),
+        ("/v1/profiles/serving", "gpu"): gpu_spellings(snapshot),
         ("/v1/profiles", "model"): sorted(snapshot.profile_models),
         ("/v1/profiles", "task"): sorted(snapshot.profile_tasks),
         ("/v1/profiles", "metric"): sorted(snapshot.profile_metrics),
@@ -122,12 +116,3 @@ def document_body_enum(app: Litestar, component_name: str, prop_name: str, value
     prop = component.properties.get(prop_name) if component is not None and component.properties else None
     if isinstance(prop, Schema):
         _set_enum(prop, values)
-
-
-def gpu_spellings(snapshot: CatalogSnapshot, *, unique: bool = False) -> list[str]:
-    """Every id, name and alias a GPU filter or field accepts; ``unique``: only those naming one GPU
-    (for fields that need exactly one, such as ``/v1/throughput``'s ``gpu``)."""
-    spellings = _gpu_spellings(snapshot)
-    if not unique:
-        return spellings
-    return [s for s in spellings if len(resolve_gpu_names(snapshot, s)) == 1]

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import msgspec
 
-from service.catalog import OfferQuery, list_offers
+from service.catalog.queries import OfferQuery, list_offers
+from service.db.store import Store
 from service.plans import PlanService
-from service.price_sheets import import_sheet
-from service.store import Store
+from service.price_sheets.importer import import_sheet
 from solver.plan_spec import PlanRequest
 
 ROWS = 40
@@ -85,10 +85,10 @@ def test_a_killed_import_leaves_the_previous_version_intact(tmp_path: Path) -> N
     script = textwrap.dedent(
         f"""
         import sys, time
-        import service.sheet_versions as versions
-        from service.price_sheets import import_sheet
-        from service.store import Store
-        from tests.service.test_sheet_safety import sheet
+        import service.db.sheet_versions as versions
+        from service.price_sheets.importer import import_sheet
+        from service.db.store import Store
+        from tests.service.price_sheets.test_sheet_safety import sheet
 
         store = Store.open({str(db)!r})
         assert import_sheet(store, source="flip", fmt="rental_csv", body=sheet(1.0), origin="t").result == "ok"

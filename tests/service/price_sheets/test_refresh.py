@@ -13,9 +13,10 @@ import pytest
 from litestar.testing import TestClient
 
 from service.app import create_app
-from service.refresh import Refresher, SourceConfig, load_sources
+from service.db.store import Store
+from service.price_sheets.refresh import Refresher
+from service.price_sheets.sources import SourceConfig, load_sources
 from service.settings import Settings
-from service.store import Store
 
 TOKEN = "test-admin-token-0123456789"
 SHEET = """provider,instance_type,gpu,gpus_per_instance,region,price_per_hour_usd

@@ -6,15 +6,18 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-import msgspec
 from tabulate import tabulate
 
 from pricing.sheet_formats import FORMATS
+from service.console import print_json
+from service.db.store import Store
 from service.errors import InvalidParameter
-from service.price_sheets import SheetReport, import_sheet, list_versions, offer_history, validate_source_name
-from service.refresh import Refresher, load_sources
+from service.price_sheets.history import list_versions, offer_history
+from service.price_sheets.importer import import_sheet
+from service.price_sheets.refresh import Refresher
+from service.price_sheets.schemas import SheetReport
+from service.price_sheets.sources import load_sources, validate_source_name
 from service.settings import Settings
-from service.store import Store
 
 __all__ = ["register"]
 
@@ -48,8 +51,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
         body = Path(args.file).read_bytes()
     except OSError as exc:
         raise InvalidParameter("file", f"cannot read {args.file!r}: {exc.strerror}") from None
-    store = Store.open(args.db)
-    try:
+    with Store.open(args.db) as store:
         report = import_sheet(
             store,
             source=source,
@@ -59,10 +61,8 @@ def _cmd_import(args: argparse.Namespace) -> int:
             origin=f"gpuplan prices import {Path(args.file).name}",
             move_factor=Settings.from_env().price_move_factor,
         )
-    finally:
-        store.close()
     if args.json:
-        print(msgspec.json.encode(report).decode())
+        print_json(report)
     else:
         _print_report(report)
     return 1 if report.result == "rejected" else 0
@@ -78,16 +78,13 @@ def _cmd_refresh(args: argparse.Namespace) -> int:
         sources = load_sources(settings.sources_file)
     except ValueError as exc:
         raise InvalidParameter("GPUPLAN_SOURCES", str(exc)) from None
-    store = Store.open(args.db)
-    try:
+    with Store.open(args.db) as store:
         refresher = Refresher(store, sources, move_factor=settings.price_move_factor)
         if args.source is not None and args.source not in refresher.sources:
             raise InvalidParameter(
                 "source", f"not a configured source; configured: {', '.join(refresher.sources)}"
             )
         runs = [refresher.run(args.source)] if args.source else refresher.run_all()
-    finally:
-        store.close()
     print(
         tabulate(
             [(r.source, r.result, r.version, r.attempts, r.error or "") for r in runs],
@@ -98,8 +95,7 @@ def _cmd_refresh(args: argparse.Namespace) -> int:
 
 
 def _cmd_history(args: argparse.Namespace) -> int:
-    store = Store.open(args.db)
-    try:
+    with Store.open(args.db) as store:
         if args.offer:
             history = offer_history(store, args.offer)
             print(
@@ -117,8 +113,6 @@ def _cmd_history(args: argparse.Namespace) -> int:
             )
             return 0
         page = list_versions(store, source=args.source, limit=args.limit)
-    finally:
-        store.close()
     print(
         tabulate(
             [

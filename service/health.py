@@ -3,17 +3,42 @@
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
+from typing import Literal
 
 import duckdb
+import msgspec
 from apscheduler.schedulers.base import BaseScheduler
 from litestar import Response, get
-from litestar.datastructures import State
+from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 
-from service.routes.common import problem_responses, store_from
-from service.schemas import DbHealth, Health, SchedulerHealth
+from service.db.store import Store
+from service.problems import problem_responses
 
-__all__ = ["health_handler", "package_version"]
+__all__ = ["DbHealth", "Health", "SchedulerHealth", "health_handler", "package_version"]
+
+
+class DbHealth(msgspec.Struct, kw_only=True):
+    ok: bool
+    path: str
+    schema_version: int
+    gpus: int
+    current_offers: int
+    price_sheet_versions: int
+    error: str | None = None
+
+
+class SchedulerHealth(msgspec.Struct, kw_only=True):
+    running: bool
+    jobs: list[str]
+
+
+class Health(msgspec.Struct, kw_only=True):
+    status: Literal["ok", "unavailable"]
+    version: str
+    db: DbHealth
+    scheduler: SchedulerHealth
+
 
 _UNAVAILABLE = ResponseSpec(
     data_container=Health, description="The database does not answer", generate_examples=False
@@ -27,9 +52,8 @@ def package_version() -> str:
         return "0+unknown"
 
 
-def _db_health(state: State) -> DbHealth:
+def _db_health(store: Store) -> DbHealth:
     """One trivial query proves the database answers; the counts come from the catalog snapshot."""
-    store = store_from(state)
     snapshot = store.snapshot
     try:
         with store.cursor() as cur:
@@ -61,16 +85,18 @@ def _db_health(state: State) -> DbHealth:
     sync_to_thread=False,
     responses={**problem_responses(400), 503: _UNAVAILABLE},
 )
-def health_handler(state: State) -> Response[Health]:
+def health_handler(
+    store: NamedDependency[Store], scheduler: NamedDependency[BaseScheduler | None]
+) -> Response[Health]:
     """200 when the database answers; 503 otherwise. Also reports the scheduler and its jobs."""
-    db = _db_health(state)
-    scheduler = state.get("scheduler")
-    jobs = [job.id for job in scheduler.get_jobs()] if isinstance(scheduler, BaseScheduler) else []
-    running = bool(isinstance(scheduler, BaseScheduler) and scheduler.running)
+    db = _db_health(store)
     body = Health(
         status="ok" if db.ok else "unavailable",
         version=package_version(),
         db=db,
-        scheduler=SchedulerHealth(running=running, jobs=jobs),
+        scheduler=SchedulerHealth(
+            running=bool(scheduler is not None and scheduler.running),
+            jobs=[job.id for job in scheduler.get_jobs()] if scheduler is not None else [],
+        ),
     )
     return Response(body, status_code=200 if db.ok else 503)

@@ -1,4 +1,4 @@
-"""Read queries over the catalog, shared by the HTTP API and the CLI.
+"""Read queries over the catalog (GPUs, offers, measured profiles), shared by the HTTP API and the CLI.
 
 Each function validates its filters against the known values (a 400 naming the parameter when a value
 is unknown or inconsistent) and answers with one set-based query and the total for pagination.
@@ -9,24 +9,15 @@ from __future__ import annotations
 import difflib
 import typing
 from collections.abc import Sequence
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, Protocol
 
 import msgspec
 
+from service.catalog.gpu_names import resolve_gpu_names
+from service.catalog.schemas import GpuOut, GpuPage, OfferOut, OfferPage, ProfileOut, ProfilePage
+from service.db.snapshot import CatalogSnapshot
+from service.db.store import Store
 from service.errors import InvalidParameter, NotFound
-from service.gpu_lookup import resolve_gpu_names
-from service.schemas import (
-    DbStats,
-    GpuOut,
-    GpuPage,
-    OfferOut,
-    OfferPage,
-    ProfileOut,
-    ProfilePage,
-    TableCount,
-    UnusableRow,
-)
-from service.store import Store
 from solver.gpus import INTERCONNECT_RANK
 
 __all__ = [
@@ -34,7 +25,6 @@ __all__ = [
     "GpuQuery",
     "OfferQuery",
     "ProfileQuery",
-    "db_stats",
     "get_gpu",
     "list_gpus",
     "list_offers",
@@ -61,6 +51,13 @@ _OFFER_SORT_SQL: Final = {
     "provider": "provider",
     "gpu": "g.name",
 }
+
+
+class _Paged(Protocol):
+    @property
+    def limit(self) -> int: ...
+    @property
+    def offset(self) -> int: ...
 
 
 class GpuQuery(msgspec.Struct, frozen=True, kw_only=True):
@@ -114,15 +111,15 @@ def _page_bounds(limit: int, offset: int) -> None:
         raise InvalidParameter("offset", f"must be between 0 and 1000000, got {offset}")
 
 
-def _gpu_out(store: Store, gpu_id: str) -> GpuOut:
-    gpu = store.snapshot.gpus[gpu_id]
-    return GpuOut(**msgspec.structs.asdict(gpu), aliases=store.snapshot.aliases_by_gpu.get(gpu_id, []))
+def _gpu_out(snapshot: CatalogSnapshot, gpu_id: str) -> GpuOut:
+    gpu = snapshot.gpus[gpu_id]
+    return GpuOut(**msgspec.structs.asdict(gpu), aliases=snapshot.aliases_by_gpu.get(gpu_id, []))
 
 
-def list_gpus(store: Store, query: GpuQuery) -> GpuPage:
+def list_gpus(snapshot: CatalogSnapshot, query: GpuQuery) -> GpuPage:
     """The GPU catalog, filtered, in name order."""
     _page_bounds(query.limit, query.offset)
-    gpus = list(store.snapshot.gpus.values())
+    gpus = list(snapshot.gpus.values())
     if query.vendor is not None:
         vendor = _known(query.vendor, frozenset(g.vendor for g in gpus), "vendor", "vendor")
         gpus = [g for g in gpus if g.vendor == vendor]
@@ -135,17 +132,17 @@ def list_gpus(store: Store, query: GpuQuery) -> GpuPage:
     gpus.sort(key=lambda g: g.name.casefold())
     window = gpus[query.offset : query.offset + query.limit]
     return GpuPage(
-        items=[_gpu_out(store, g.gpu_id) for g in window],
+        items=[_gpu_out(snapshot, g.gpu_id) for g in window],
         total=len(gpus),
         limit=query.limit,
         offset=query.offset,
     )
 
 
-def get_gpu(store: Store, id_or_alias: str) -> GpuOut:
+def get_gpu(snapshot: CatalogSnapshot, id_or_alias: str) -> GpuOut:
     """One GPU by id, name or alias; 404 when unknown or when the name denotes several GPUs."""
     try:
-        found = resolve_gpu_names(store.snapshot, id_or_alias, field="gpu_id")
+        found = resolve_gpu_names(snapshot, id_or_alias, field="gpu_id")
     except InvalidParameter as exc:
         raise NotFound(
             f"no GPU {id_or_alias!r} in the catalog", suggestions=exc.extra.get("suggestions", [])
@@ -155,7 +152,7 @@ def get_gpu(store: Store, id_or_alias: str) -> GpuOut:
             f"{id_or_alias!r} names several GPUs ({', '.join(found)}); ask for one of them",
             candidates=found,
         )
-    return _gpu_out(store, found[0])
+    return _gpu_out(snapshot, found[0])
 
 
 def _offer_filters(store: Store, query: OfferQuery) -> tuple[list[str], list[Any]]:
@@ -214,6 +211,28 @@ _OFFER_SELECT: Final = """
 _OFFER_FIELDS: Final = tuple(OfferOut.__struct_fields__)
 
 
+def _page(
+    store: Store,
+    select: str,
+    table: str,
+    where: Sequence[str],
+    params: Sequence[Any],
+    order: str,
+    page: _Paged,
+) -> tuple[list[tuple[Any, ...]], int]:
+    """One page of ``select`` (whose last column is ``count(*) OVER ()``) and the total of all pages;
+    a page past the end counts the rows of ``table`` with one more query."""
+    condition = f" WHERE {' AND '.join(where)}" if where else ""
+    with store.cursor() as cur:
+        rows = cur.execute(
+            f"{select}{condition} ORDER BY {order} LIMIT ? OFFSET ?", [*params, page.limit, page.offset]
+        ).fetchall()
+        if rows:
+            return rows, int(rows[0][-1])
+        row = cur.execute(f"SELECT count(*) FROM {table}{condition}", list(params)).fetchone()
+        return rows, int(row[0]) if row else 0
+
+
 def list_offers(store: Store, query: OfferQuery) -> OfferPage:
     """Current offers, filtered, sorted (nulls last, then by offer id) and paginated."""
     _page_bounds(query.limit, query.offset)
@@ -222,25 +241,19 @@ def list_offers(store: Store, query: OfferQuery) -> OfferPage:
         raise InvalidParameter("sort", f"must be one of {', '.join(OFFER_SORTS)}")
     descending = query.sort.startswith("-")
     order = f"{_OFFER_SORT_SQL[query.sort.lstrip('-')]} {'DESC' if descending else 'ASC'} NULLS LAST"
-    sql = (
-        _OFFER_SELECT
-        + (f" WHERE {' AND '.join(where)}" if where else "")
-        + f" ORDER BY {order}, o.offer_id LIMIT ? OFFSET ?"
+    rows, total = _page(
+        store, _OFFER_SELECT, "current_offers o", where, params, f"{order}, o.offer_id", query
     )
-    with store.cursor() as cur:
-        rows = cur.execute(sql, [*params, query.limit, query.offset]).fetchall()
-        total = int(rows[0][-1]) if rows else _count(cur, where, params)
     items = [OfferOut(**dict(zip(_OFFER_FIELDS, row[:-1], strict=True))) for row in rows]
     return OfferPage(items=items, total=total, limit=query.limit, offset=query.offset)
 
 
-def _count(cur: Any, where: Sequence[str], params: Sequence[Any]) -> int:
-    sql = "SELECT count(*) FROM current_offers o" + (f" WHERE {' AND '.join(where)}" if where else "")
-    row = cur.execute(sql, list(params)).fetchone()
-    return int(row[0]) if row else 0
-
-
 _PROFILE_FIELDS: Final = tuple(ProfileOut.__struct_fields__)
+_PROFILE_SELECT: Final = (
+    "SELECT profile_id, gpu_id, gpu_name, gpu_count, interconnect, model, task, precision, batch_size, "
+    "seq_len_or_resolution, metric, value, notes, source, dataset, count(*) OVER () "
+    "FROM throughput_profiles"
+)
 
 
 def list_profiles(store: Store, query: ProfileQuery) -> ProfilePage:
@@ -267,59 +280,6 @@ def list_profiles(store: Store, query: ProfileQuery) -> ProfilePage:
             raise InvalidParameter("gpu_count", f"must be between 1 and 1024, got {query.gpu_count}")
         where.append("gpu_count = ?")
         params.append(query.gpu_count)
-    sql = (
-        "SELECT profile_id, gpu_id, gpu_name, gpu_count, interconnect, model, task, precision, batch_size, "
-        "seq_len_or_resolution, metric, value, notes, source, dataset, count(*) OVER () "
-        "FROM throughput_profiles"
-        + (f" WHERE {' AND '.join(where)}" if where else "")
-        + " ORDER BY profile_id LIMIT ? OFFSET ?"
-    )
-    with store.cursor() as cur:
-        rows = cur.execute(sql, [*params, query.limit, query.offset]).fetchall()
-        if rows:
-            total = int(rows[0][-1])
-        else:
-            count_sql = "SELECT count(*) FROM throughput_profiles" + (
-                f" WHERE {' AND '.join(where)}" if where else ""
-            )
-            row = cur.execute(count_sql, params).fetchone()
-            total = int(row[0]) if row else 0
+    rows, total = _page(store, _PROFILE_SELECT, "throughput_profiles", where, params, "profile_id", query)
     items = [ProfileOut(**dict(zip(_PROFILE_FIELDS, row[:-1], strict=True))) for row in rows]
     return ProfilePage(items=items, total=total, limit=query.limit, offset=query.offset)
-
-
-_STATS_TABLES: Final = (
-    "gpus",
-    "gpu_aliases",
-    "price_sheets",
-    "offers",
-    "current_offers",
-    "ownership_prices",
-    "ownership_defaults",
-    "throughput_profiles",
-    "serving_profiles",
-    "unusable_rows",
-)
-
-
-def db_stats(store: Store) -> DbStats:
-    """Rows per table, and every row that could not be used (unresolved GPU names first)."""
-    with store.cursor() as cur:
-        tables = []
-        for table in _STATS_TABLES:
-            row = cur.execute(f"SELECT count(*) FROM {table}").fetchone()
-            tables.append(TableCount(table=table, rows=int(row[0]) if row else 0))
-        unusable = [
-            UnusableRow(file=r[0], line=r[1], column=r[2], value=r[3], reason=r[4])
-            for r in cur.execute(
-                'SELECT file, line, "column", value, reason FROM unusable_rows ORDER BY file, line'
-            ).fetchall()
-        ]
-    unresolved = [u for u in unusable if u.column in ("gpu", "accelerator")]
-    return DbStats(
-        path=store.path,
-        schema_version=store.schema_version(),
-        tables=tables,
-        unresolved_gpu_names=unresolved,
-        unusable_rows=unusable,
-    )

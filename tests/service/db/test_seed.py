@@ -4,9 +4,9 @@ import csv
 import io
 from pathlib import Path
 
-from service.migrations import MIGRATIONS
-from service.seed_files import seed_file_text
-from service.store import Store
+from service.db.migrations import MIGRATIONS
+from service.db.seed_files import seed_file_text
+from service.db.store import Store
 
 TABLES = ("gpus", "gpu_aliases", "price_sheets", "offers", "throughput_profiles", "serving_profiles")
 
@@ -76,7 +76,7 @@ def test_second_process_gets_a_clear_error(tmp_path: Path) -> None:
         code = (
             "import sys\n"
             "from service.errors import StoreUnavailable\n"
-            "from service.store import Store\n"
+            "from service.db.store import Store\n"
             "try:\n"
             f"    Store.open({path!r})\n"
             "except StoreUnavailable as exc:\n"

@@ -10,8 +10,8 @@ import pytest
 from litestar.testing import TestClient
 
 from service.app import create_app
+from service.db.store import Store
 from service.settings import Settings
-from service.store import Store
 
 TOKEN = "test-admin-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -188,9 +188,9 @@ def test_bad_source_names(admin: Client, source: str, field: str) -> None:
 
 
 def test_body_size_limit(admin: Client) -> None:
-    from service.routes.price_sheets import MAX_SHEET_BYTES
+    from service.http import MAX_UPLOAD_BYTES
 
-    big = SHEET + ("#" * 1000 + "\n") * (MAX_SHEET_BYTES // 1000 + 10)
+    big = SHEET + ("#" * 1000 + "\n") * (MAX_UPLOAD_BYTES // 1000 + 10)
     assert upload(admin, big).status_code == 413
 
 

@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import duckdb
 import msgspec
 
-from service.bulk import insert_rows
-from service.seed_files import SEED_FILES, SeedCatalog, read_seed_catalog, seed_file_text
-from service.sheet_versions import add_ownership_version, add_rental_version
+from service.db.bulk import insert_rows
+from service.db.seed_files import SEED_FILES, SeedCatalog, read_seed_catalog, seed_file_text
+from service.db.sheet_versions import add_version, ownership_sheet, rental_sheet
+from service.db.transactions import cursor_of, run_transaction
+from solver.gpus import GpuSpec
+from solver.profiles import MeasuredProfile, ServingProfile
 
 __all__ = ["SEED_SOURCE", "SeedReport", "ensure_seeded", "seed_fingerprint"]
 
@@ -44,12 +48,26 @@ def seed_fingerprint() -> str:
     return "sha256:" + digest.hexdigest()
 
 
+def _insert_named(
+    cur: duckdb.DuckDBPyConnection,
+    table: str,
+    fields: tuple[str, ...],
+    rows: Sequence[MeasuredProfile | ServingProfile],
+    names: dict[str, str],
+) -> None:
+    """Insert profile rows (``fields`` in order) with the catalog name of their GPU (``gpu_name``)."""
+    insert_rows(
+        cur,
+        table,
+        (*fields, "gpu_name"),
+        [(*msgspec.structs.astuple(row), names[row.gpu_id]) for row in rows],
+    )
+
+
 def _replace_reference_data(cur: duckdb.DuckDBPyConnection, catalog: SeedCatalog) -> None:
     for table in ("gpus", "gpu_aliases", "throughput_profiles", "serving_profiles", "unusable_rows"):
         cur.execute(f"DELETE FROM {table}")
-    insert_rows(
-        cur, "gpus", catalog.gpus[0].__struct_fields__, [msgspec.structs.astuple(g) for g in catalog.gpus]
-    )
+    insert_rows(cur, "gpus", GpuSpec.__struct_fields__, [msgspec.structs.astuple(g) for g in catalog.gpus])
     by_name = {g.name: g.gpu_id for g in catalog.gpus}
     insert_rows(
         cur,
@@ -61,57 +79,10 @@ def _replace_reference_data(cur: duckdb.DuckDBPyConnection, catalog: SeedCatalog
         ],
     )
     names = {g.gpu_id: g.name for g in catalog.gpus}
-    profile_fields = (
-        "profile_id",
-        "gpu_id",
-        "gpu_name",
-        "gpu_count",
-        "interconnect",
-        "model",
-        "task",
-        "precision",
-        "batch_size",
-        "seq_len_or_resolution",
-        "metric",
-        "value",
-        "notes",
-        "source",
-        "dataset",
+    _insert_named(
+        cur, "throughput_profiles", MeasuredProfile.__struct_fields__, catalog.profiles.items, names
     )
-    insert_rows(
-        cur,
-        "throughput_profiles",
-        profile_fields,
-        [
-            tuple(names[p.gpu_id] if f == "gpu_name" else getattr(p, f) for f in profile_fields)
-            for p in catalog.profiles.items
-        ],
-    )
-    serving_fields = (
-        "serving_id",
-        "model",
-        "gpu_id",
-        "gpu_name",
-        "tp",
-        "input_len_lo_excl",
-        "input_len_hi_incl",
-        "output_len_lo_excl",
-        "output_len_hi_incl",
-        "max_requests_per_s",
-        "slo",
-        "hourly_cost_usd",
-        "in_grid",
-        "source",
-    )
-    insert_rows(
-        cur,
-        "serving_profiles",
-        serving_fields,
-        [
-            tuple(names[s.gpu_id] if f == "gpu_name" else getattr(s, f) for f in serving_fields)
-            for s in catalog.serving.items
-        ],
-    )
+    _insert_named(cur, "serving_profiles", ServingProfile.__struct_fields__, catalog.serving.items, names)
     now = datetime.now(UTC)
     insert_rows(
         cur,
@@ -121,39 +92,38 @@ def _replace_reference_data(cur: duckdb.DuckDBPyConnection, catalog: SeedCatalog
     )
 
 
-def ensure_seeded(cur: duckdb.DuckDBPyConnection, *, force: bool = False) -> SeedReport:
+def ensure_seeded(connection: duckdb.DuckDBPyConnection, *, force: bool = False) -> SeedReport:
     """Load the shipped data unless this exact data is already loaded."""
     fingerprint = seed_fingerprint()
-    row = cur.execute("SELECT content_hash FROM seed_state WHERE dataset = ?", [SEED_SOURCE]).fetchone()
+    with cursor_of(connection) as cur:
+        row = cur.execute("SELECT content_hash FROM seed_state WHERE dataset = ?", [SEED_SOURCE]).fetchone()
     if row is not None and row[0] == fingerprint and not force:
         return SeedReport(loaded=False, fingerprint=fingerprint)
     catalog = read_seed_catalog()
     now = datetime.now(UTC)
-    cur.execute("BEGIN TRANSACTION")
-    try:
+
+    def load(cur: duckdb.DuckDBPyConnection) -> tuple[int | None, int | None]:
         _replace_reference_data(cur, catalog)
-        rental = add_rental_version(
+        rental = add_version(
             cur,
+            rental_sheet(catalog.offers.offers),
             source=SEED_SOURCE,
             fmt="cloud-prices-csv",
-            offers=catalog.offers.offers,
             fetched_at=now,
             origin="shipped file service/data/cloud_gpu_prices.csv",
         )
-        ownership = add_ownership_version(
+        ownership = add_version(
             cur,
+            ownership_sheet(catalog.ownership_prices.items, catalog.ownership_defaults.items),
             source=SEED_SOURCE,
             fmt="ownership-csv",
-            prices=catalog.ownership_prices.items,
-            defaults=catalog.ownership_defaults.items,
             fetched_at=now,
             origin="shipped files service/data/ownership_prices.csv, ownership_defaults.csv",
         )
         cur.execute("INSERT OR REPLACE INTO seed_state VALUES (?, ?, ?)", [SEED_SOURCE, fingerprint, now])
-        cur.execute("COMMIT")
-    except BaseException:
-        cur.execute("ROLLBACK")
-        raise
+        return rental, ownership
+
+    rental, ownership = run_transaction(connection, load)
     if catalog.problems:
         _log.warning(
             "%d shipped rows not used (reasons in table unusable_rows; `gpuplan db stats` lists them)",

@@ -1,46 +1,38 @@
-"""Price sheets: versions and their reports, upload (admin), an offer's price history."""
+"""The price-sheet routes: versions and their reports, upload (admin), an offer's price history, refresh."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Final
 
 import anyio.to_thread
-import msgspec
 from apscheduler.schedulers.base import BaseScheduler
 from litestar import Response, get, post
-from litestar.datastructures import State
+from litestar.di import NamedDependency
+from litestar.handlers import HTTPRouteHandler
 from litestar.params import PathParameter, QueryParameter, RawBody
 
 from pricing.sheet_formats import SheetFormat
-from service.auth import require_admin
+from service.db.store import Store
 from service.errors import InvalidParameter
-from service.price_sheets import (
+from service.http import MAX_UPLOAD_BYTES, Limit, Offset, allow_header_handler, require_admin
+from service.price_sheets.history import get_version, list_versions, offer_history
+from service.price_sheets.importer import import_sheet
+from service.price_sheets.refresh import Refresher
+from service.price_sheets.schemas import (
     OfferHistory,
+    RefreshResults,
+    RefreshStatus,
     SheetReport,
     SheetVersion,
     SheetVersionPage,
-    get_version,
-    import_sheet,
-    list_versions,
-    offer_history,
-    validate_source_name,
 )
-from service.refresh import Refresher, RefreshRun, SourceStatus
-from service.routes.common import problem_responses, store_from
+from service.price_sheets.sources import validate_source_name
+from service.problems import problem_responses
 from service.settings import Settings
 
-__all__ = [
-    "MAX_SHEET_BYTES",
-    "get_sheet_handler",
-    "list_sheets_handler",
-    "offer_history_handler",
-    "refresh_now_handler",
-    "refresh_status_handler",
-    "upload_sheet_handler",
-]
+__all__ = ["ROUTES"]
 
-MAX_SHEET_BYTES = 20_000_000
-"""Largest sheet an upload may carry (413 above it)."""
+_STATUS_OF_RESULT: Final = {"ok": 201, "unchanged": 200, "rejected": 422}
 
 
 @get(
@@ -51,15 +43,15 @@ MAX_SHEET_BYTES = 20_000_000
     responses=problem_responses(400),
 )
 def list_sheets_handler(
-    state: State,
+    store: NamedDependency[Store],
     source: Annotated[
         str | None, QueryParameter(description="Only this source's versions", max_length=64)
     ] = None,
-    limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 50,
-    offset: Annotated[int, QueryParameter(ge=0, le=1_000_000)] = 0,
+    limit: Limit = 50,
+    offset: Offset = 0,
 ) -> SheetVersionPage:
     """Every price-sheet version, newest first; `current` marks the latest of each source and kind."""
-    return list_versions(store_from(state), source=source, limit=limit, offset=offset)
+    return list_versions(store, source=source, limit=limit, offset=offset)
 
 
 @get(
@@ -70,10 +62,11 @@ def list_sheets_handler(
     responses=problem_responses(400, 404),
 )
 def get_sheet_handler(
-    state: State, version: Annotated[int, PathParameter(ge=1, le=2**31 - 1, description="Version number")]
+    store: NamedDependency[Store],
+    version: Annotated[int, PathParameter(ge=1, le=2**31 - 1, description="Version number")],
 ) -> SheetVersion:
     """One version with its import report: problems, implausible-move warnings, diff to the previous."""
-    return get_version(store_from(state), version)
+    return get_version(store, version)
 
 
 @get(
@@ -84,11 +77,11 @@ def get_sheet_handler(
     responses=problem_responses(400, 404),
 )
 def offer_history_handler(
-    state: State,
+    store: NamedDependency[Store],
     offer_id: Annotated[str, PathParameter(max_length=100, description="An offer id from /v1/offers")],
 ) -> OfferHistory:
     """The offer's prices in every sheet version that listed it."""
-    return offer_history(store_from(state), offer_id)
+    return offer_history(store, offer_id)
 
 
 @post(
@@ -96,12 +89,13 @@ def offer_history_handler(
     operation_id="uploadPriceSheet",
     tags=["prices"],
     guards=[require_admin],
-    request_max_body_size=MAX_SHEET_BYTES,
+    request_max_body_size=MAX_UPLOAD_BYTES,
     responses=problem_responses(400, 401, 403, 413, 422),
     status_code=201,
 )
 async def upload_sheet_handler(
-    state: State,
+    store: NamedDependency[Store],
+    settings: NamedDependency[Settings],
     body: RawBody,
     source: Annotated[str, QueryParameter(description="Source name; its offers are replaced", max_length=64)],
     format: Annotated[
@@ -115,10 +109,7 @@ async def upload_sheet_handler(
     """Upload a sheet (the request body, CSV or JSON). 201 with the report and the new version; 200 when
     the content equals the source's current version; 422 with the report (every problem with its line)
     when anything is wrong — then nothing changes. Needs `Authorization: Bearer <admin token>`."""
-    store = store_from(state)
     name = validate_source_name(source)
-    settings = state.settings
-    assert isinstance(settings, Settings)
     report = await anyio.to_thread.run_sync(
         lambda: import_sheet(
             store,
@@ -130,24 +121,7 @@ async def upload_sheet_handler(
             move_factor=settings.price_move_factor,
         )
     )
-    status = {"ok": 201, "unchanged": 200, "rejected": 422}[report.result]
-    return Response(report, status_code=status)
-
-
-class RefreshStatus(msgspec.Struct, kw_only=True):
-    """Every configured source with its last run and next scheduled run."""
-
-    sources: list[SourceStatus]
-
-
-class RefreshResults(msgspec.Struct, kw_only=True):
-    runs: list[RefreshRun]
-
-
-def refresher_from(state: State) -> Refresher:
-    refresher = state.refresher
-    assert isinstance(refresher, Refresher)
-    return refresher
+    return Response(report, status_code=_STATUS_OF_RESULT[report.result])
 
 
 @get(
@@ -157,27 +131,12 @@ def refresher_from(state: State) -> Refresher:
     sync_to_thread=True,
     responses=problem_responses(400),
 )
-def refresh_status_handler(state: State) -> RefreshStatus:
+def refresh_status_handler(
+    refresher: NamedDependency[Refresher], scheduler: NamedDependency[BaseScheduler | None]
+) -> RefreshStatus:
     """Each configured source (GPUPLAN_SOURCES): its last run — time, result (ok | unchanged | rejected |
     failed), error, version — and when it runs next."""
-    refresher = refresher_from(state)
-    last = refresher.last_runs()
-    scheduler = state.get("scheduler")
-    statuses = []
-    for name, source in refresher.sources.items():
-        job = scheduler.get_job(f"refresh:{name}") if isinstance(scheduler, BaseScheduler) else None
-        statuses.append(
-            SourceStatus(
-                name=name,
-                url=source.public_url(),
-                format=source.format,
-                provider=source.provider,
-                interval_seconds=source.interval_seconds,
-                next_run_at=None if job is None else job.next_run_time,
-                last_run=last.get(name),
-            )
-        )
-    return RefreshStatus(sources=statuses)
+    return RefreshStatus(sources=refresher.statuses(scheduler))
 
 
 @post(
@@ -189,17 +148,29 @@ def refresh_status_handler(state: State) -> RefreshStatus:
     responses=problem_responses(400, 401, 403),
 )
 async def refresh_now_handler(
-    state: State,
+    refresher: NamedDependency[Refresher],
     source: Annotated[
         str | None, QueryParameter(description="Only this configured source", max_length=64)
     ] = None,
 ) -> RefreshResults:
     """Run the refresh of every configured source (or one) now and return the results. Needs the admin
     token. Only configured sources can be fetched: no URL is taken from a request."""
-    refresher = refresher_from(state)
     if source is not None and source not in refresher.sources:
         known = ", ".join(sorted(refresher.sources)) or "none configured (set GPUPLAN_SOURCES)"
         raise InvalidParameter("source", f"not a configured source; configured: {known}")
     names = [source] if source is not None else list(refresher.sources)
     runs = [await anyio.to_thread.run_sync(refresher.run, name) for name in names]
     return RefreshResults(runs=runs)
+
+
+ROUTES: Final[tuple[HTTPRouteHandler, ...]] = (
+    allow_header_handler("/price-sheets"),  # before the GET and POST of these paths (see its docstring)
+    allow_header_handler("/price-sheets/refresh"),
+    list_sheets_handler,
+    get_sheet_handler,
+    upload_sheet_handler,
+    offer_history_handler,
+    refresh_status_handler,
+    refresh_now_handler,
+)
+"""The price-sheet handlers, in registration order."""

@@ -14,21 +14,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
+import duckdb
 import msgspec
 
 from pricing.cells import cell_count, cell_float, cell_text
 from pricing.errors import SheetRowError
 from pricing.offers import SheetProblem, collect_rows
 from pricing.sheet_rows import SheetRows, read_table
-from service.bulk import insert_rows
+from service.catalog.gpu_names import resolve_gpu_names
+from service.catalog.schemas import ProfileUploadReport
+from service.db.bulk import insert_rows
+from service.db.snapshot import CatalogSnapshot
+from service.db.store import Store
 from service.errors import InvalidParameter
-from service.gpu_lookup import resolve_gpu_names
-from service.store import CatalogSnapshot, Store
 from solver.errors import UnknownModel
 from solver.models import lookup_model
 from solver.profiles import ServingProfile
 
-__all__ = ["ProfileUploadReport", "import_serving_profiles"]
+__all__ = ["import_serving_profiles"]
 
 _REQUIRED = (
     "model",
@@ -40,15 +43,6 @@ _REQUIRED = (
     "max_requests_per_s",
     "source",
 )
-
-
-class ProfileUploadReport(msgspec.Struct, kw_only=True):
-    source: str
-    result: Literal["ok", "rejected"]
-    rows: int
-    accepted_rows: int
-    replaced_rows: int
-    problems: list[SheetProblem]
 
 
 def _rows(body: bytes, fmt: Literal["csv", "json"], file: str) -> tuple[SheetRows, list[SheetProblem]]:
@@ -93,6 +87,44 @@ def _parse(row: Mapping[str, Any], snapshot: CatalogSnapshot, serving_id: int) -
     )
 
 
+_BUCKET_KEY = (
+    "model",
+    "gpu_id",
+    "tp",
+    "input_len_lo_excl",
+    "input_len_hi_incl",
+    "output_len_lo_excl",
+    "output_len_hi_incl",
+    "slo",
+)
+
+
+def _replace_rows(
+    cur: duckdb.DuckDBPyConnection, snapshot: CatalogSnapshot, source: str, rows: list[ServingProfile]
+) -> int:
+    """Replace the rows uploaded under ``source`` (new ids after the highest); returns how many went."""
+    counted = cur.execute(
+        "SELECT count(*) FROM serving_profiles WHERE upload_source = ?", [source]
+    ).fetchone()
+    cur.execute("DELETE FROM serving_profiles WHERE upload_source = ?", [source])
+    first = cur.execute("SELECT coalesce(max(serving_id), 0) + 1 FROM serving_profiles").fetchone()
+    base = int(first[0]) if first else 1
+    insert_rows(
+        cur,
+        "serving_profiles",
+        (*ServingProfile.__struct_fields__, "gpu_name", "upload_source"),
+        [
+            (
+                *msgspec.structs.astuple(msgspec.structs.replace(p, serving_id=base + i)),
+                snapshot.gpus[p.gpu_id].name,
+                source,
+            )
+            for i, p in enumerate(rows)
+        ],
+    )
+    return int(counted[0]) if counted else 0
+
+
 def import_serving_profiles(
     store: Store, *, source: str, fmt: Literal["csv", "json"], body: bytes
 ) -> ProfileUploadReport:
@@ -103,16 +135,7 @@ def import_serving_profiles(
         rows,
         f"{source}.{fmt}",
         lambda row: _parse(row, snapshot, 0),  # ids are assigned when the rows are stored
-        lambda p: (
-            p.model,
-            p.gpu_id,
-            p.tp,
-            p.input_len_lo_excl,
-            p.input_len_hi_incl,
-            p.output_len_lo_excl,
-            p.output_len_hi_incl,
-            p.slo,
-        ),
+        lambda p: tuple(getattr(p, field) for field in _BUCKET_KEY),
         "duplicate bucket (same model, GPU, tp, lengths and SLO)",
     )
     problems.extend(row_problems)
@@ -126,34 +149,7 @@ def import_serving_profiles(
     )
     if problems:
         return report
-    with store.cursor() as cur:
-        cur.execute("BEGIN TRANSACTION")
-        try:
-            counted = cur.execute(
-                "SELECT count(*) FROM serving_profiles WHERE upload_source = ?", [source]
-            ).fetchone()
-            cur.execute("DELETE FROM serving_profiles WHERE upload_source = ?", [source])
-            first = cur.execute("SELECT coalesce(max(serving_id), 0) + 1 FROM serving_profiles").fetchone()
-            base = int(first[0]) if first else 1
-            names = {g: snapshot.gpus[g].name for g in snapshot.gpus}
-            fields = ServingProfile.__struct_fields__
-            insert_rows(
-                cur,
-                "serving_profiles",
-                (*fields, "gpu_name", "upload_source"),
-                [
-                    (
-                        *msgspec.structs.astuple(msgspec.structs.replace(p, serving_id=base + i)),
-                        names[p.gpu_id],
-                        source,
-                    )
-                    for i, p in enumerate(parsed)
-                ],
-            )
-            cur.execute("COMMIT")
-        except BaseException:
-            cur.execute("ROLLBACK")
-            raise
+    replaced = store.transaction(lambda cur: _replace_rows(cur, snapshot, source, parsed))
     store.refresh_snapshot()
-    report.result, report.replaced_rows = "ok", int(counted[0]) if counted else 0
+    report.result, report.replaced_rows = "ok", replaced
     return report

@@ -1,4 +1,4 @@
-"""Response bodies of the read API (msgspec Structs; the OpenAPI schema is generated from them)."""
+"""Catalog pages: GPUs, offers, measured and serving profiles (msgspec Structs; the OpenAPI schema comes from them)."""
 
 from __future__ import annotations
 
@@ -6,19 +6,18 @@ from typing import Literal
 
 import msgspec
 
+from pricing.offers import SheetProblem
+from solver.profiles import ServingProfile
+
 __all__ = [
-    "DbHealth",
-    "DbStats",
     "GpuOut",
     "GpuPage",
-    "Health",
     "OfferOut",
     "OfferPage",
     "ProfileOut",
     "ProfilePage",
-    "SchedulerHealth",
-    "TableCount",
-    "UnusableRow",
+    "ProfileUploadReport",
+    "ServingProfilePage",
 ]
 
 
@@ -110,77 +109,17 @@ class ProfilePage(msgspec.Struct, kw_only=True):
     offset: int
 
 
-class DbHealth(msgspec.Struct, kw_only=True):
-    ok: bool
-    path: str
-    schema_version: int
-    gpus: int
-    current_offers: int
-    price_sheet_versions: int
-    error: str | None = None
+class ServingProfilePage(msgspec.Struct, kw_only=True):
+    items: list[ServingProfile]
+    total: int
+    limit: int
+    offset: int
 
 
-class SchedulerHealth(msgspec.Struct, kw_only=True):
-    running: bool
-    jobs: list[str]
-
-
-class Health(msgspec.Struct, kw_only=True):
-    status: Literal["ok", "unavailable"]
-    version: str
-    db: DbHealth
-    scheduler: SchedulerHealth
-
-
-class TableCount(msgspec.Struct, kw_only=True):
-    table: str
+class ProfileUploadReport(msgspec.Struct, kw_only=True):
+    source: str
+    result: Literal["ok", "rejected"]
     rows: int
-
-
-class UnusableRow(msgspec.Struct, kw_only=True):
-    file: str
-    line: int
-    column: str | None
-    value: str | None
-    reason: str
-
-
-class DbStats(msgspec.Struct, kw_only=True):
-    """Rows per table and every shipped or uploaded row the store could not use, with the reason."""
-
-    path: str
-    schema_version: int
-    tables: list[TableCount]
-    unresolved_gpu_names: list[UnusableRow]
-    unusable_rows: list[UnusableRow]
-
-
-class FieldError(msgspec.Struct, kw_only=True):
-    field: str
-    message: str
-    source: str | None = None
-
-
-class RejectionReason(msgspec.Struct, kw_only=True):
-    reason: str
-    detail: str
-
-
-class GpuRejection(msgspec.Struct, kw_only=True):
-    gpu: str
-    reasons: list[RejectionReason]
-
-
-class Problem(msgspec.Struct, kw_only=True):
-    """An RFC 9457 problem: ``field``/``errors`` name the offending input on a 400."""
-
-    type: str
-    title: str
-    status: int
-    detail: str
-    instance: str
-    field: str | None = None
-    errors: list[FieldError] | None = None
-    suggestions: list[str] | None = None
-    candidates: list[str] | None = None
-    rejected: list[GpuRejection] | None = None
+    accepted_rows: int
+    replaced_rows: int
+    problems: list[SheetProblem]

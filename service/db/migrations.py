@@ -6,9 +6,12 @@ Never edit a released migration: append a new one.
 
 from __future__ import annotations
 
+import functools
 from typing import Final
 
 import duckdb
+
+from service.db.transactions import cursor_of, run_transaction
 
 __all__ = ["MIGRATIONS", "Migration", "apply_migrations", "current_schema_version"]
 
@@ -199,20 +202,20 @@ def current_schema_version(cur: duckdb.DuckDBPyConnection) -> int:
     return int(row[0]) if row else 0
 
 
-def apply_migrations(cur: duckdb.DuckDBPyConnection) -> list[int]:
+def _apply(cur: duckdb.DuckDBPyConnection, migration: Migration) -> None:
+    version, description, statements = migration
+    for statement in statements:
+        cur.execute(statement)
+    cur.execute("INSERT INTO schema_version VALUES (?, ?, current_timestamp)", [version, description])
+
+
+def apply_migrations(connection: duckdb.DuckDBPyConnection) -> list[int]:
     """Apply every pending migration, each in its own transaction; returns the versions applied."""
     applied: list[int] = []
-    for version, description, statements in MIGRATIONS:
-        if version <= current_schema_version(cur):
-            continue
-        cur.execute("BEGIN TRANSACTION")
-        try:
-            for statement in statements:
-                cur.execute(statement)
-            cur.execute("INSERT INTO schema_version VALUES (?, ?, current_timestamp)", [version, description])
-            cur.execute("COMMIT")
-        except BaseException:
-            cur.execute("ROLLBACK")
-            raise
-        applied.append(version)
+    for migration in MIGRATIONS:
+        with cursor_of(connection) as cur:
+            pending = migration[0] > current_schema_version(cur)
+        if pending:
+            run_transaction(connection, functools.partial(_apply, migration=migration))
+            applied.append(migration[0])
     return applied

@@ -1,0 +1,95 @@
+"""``gpuplan gpus`` and ``gpuplan offers``: the catalog from the command line (the same queries as the API)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from service.catalog.queries import OFFER_SORTS, GpuQuery, OfferQuery, list_gpus, list_offers
+from service.console import print_json, print_table
+from service.db.store import Store
+
+__all__ = ["register"]
+
+
+def _cmd_gpus(args: argparse.Namespace) -> int:
+    with Store.open(args.db) as store:
+        query = GpuQuery(vendor=args.vendor, min_memory_gib=args.min_memory_gib, limit=1000)
+        page = list_gpus(store.snapshot, query)
+    if args.json:
+        print_json(page)
+        return 0
+    print_table(
+        [
+            (
+                g.gpu_id,
+                g.name,
+                g.vendor,
+                g.memory_gib,
+                g.memory_bandwidth_tbps,
+                g.bf16_tflops,
+                g.tdp_w,
+                g.nvlink,
+                g.ecc,
+            )
+            for g in page.items
+        ],
+        ["id", "name", "vendor", "mem GiB", "TB/s", "bf16 TFLOPS", "TDP W", "NVLink", "ECC"],
+    )
+    print(f"\n{page.total} GPUs")
+    return 0
+
+
+def _cmd_offers(args: argparse.Namespace) -> int:
+    with Store.open(args.db) as store:  # every filter of the query is an option of the same name
+        page = list_offers(store, OfferQuery(**{f: getattr(args, f) for f in OfferQuery.__struct_fields__}))
+    if args.json:
+        print_json(page)
+        return 0
+    print_table(
+        [
+            (
+                o.provider,
+                o.instance_type,
+                o.region,
+                o.gpu,
+                o.gpus_per_instance,
+                o.interconnect,
+                o.price_per_hour_usd,
+                o.price_per_gpu_hour_usd,
+                o.spot_price_per_hour_usd,
+            )
+            for o in page.items
+        ],
+        ["provider", "instance type", "region", "GPU", "GPUs", "interconnect", "$/h", "$/GPU-h", "spot $/h"],
+    )
+    print(f"\n{len(page.items)} of {page.total} offers (offset {page.offset})")
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add ``gpuplan gpus`` and ``gpuplan offers`` to the CLI's subparsers."""
+    gpus = sub.add_parser("gpus", help="list the GPU catalog")
+    gpus.add_argument("--db", default=argparse.SUPPRESS)
+    gpus.add_argument("--vendor")
+    gpus.add_argument("--min-memory-gib", type=float)
+    gpus.add_argument("--json", action="store_true", help="print JSON")
+    gpus.set_defaults(func=_cmd_gpus)
+
+    offers = sub.add_parser("offers", help="list current rental offers")
+    offers.add_argument("--db", default=argparse.SUPPRESS)
+    offers.add_argument("--gpu", help="GPU id, name or alias (H100 matches every H100 variant)")
+    offers.add_argument("--provider")
+    offers.add_argument("--region")
+    offers.add_argument("--min-gpus", type=int)
+    offers.add_argument("--max-gpus", type=int)
+    offers.add_argument("--max-price", type=float, help="on-demand USD per instance-hour")
+    offers.add_argument("--max-price-per-gpu", type=float, help="on-demand USD per GPU-hour")
+    offers.add_argument(
+        "--interconnect", choices=["none", "pcie", "nvlink", "nvswitch"], help="at least this class"
+    )
+    offers.add_argument("--sort", choices=OFFER_SORTS, default="price_per_gpu_hour_usd")
+    offers.add_argument("--limit", type=int, default=50)
+    offers.add_argument("--offset", type=int, default=0)
+    offers.add_argument("--json", action="store_true", help="print JSON")
+    offers.set_defaults(func=_cmd_offers)

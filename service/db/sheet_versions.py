@@ -1,0 +1,148 @@
+"""Immutable, content-addressed versions of price sheets in the store.
+
+A sheet's rows and their order-independent hash travel together (:class:`SheetContent`, hashed once).
+A version is added only when its hash differs from the source's latest version (identical content
+creates none). The caller owns the transaction, so a version, its rows and its import report appear
+together or not at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Final
+
+import duckdb
+import msgspec
+
+from pricing.offers import RentalOffer
+from pricing.ownership import OwnershipDefault, OwnershipPrice
+from pricing.sheet_formats import SheetKind
+from service.db.bulk import insert_rows
+
+__all__ = [
+    "OFFER_COLUMNS",
+    "SheetContent",
+    "add_version",
+    "content_hash",
+    "insert_version",
+    "latest_hash",
+    "next_version",
+    "ownership_sheet",
+    "rental_sheet",
+]
+
+OFFER_COLUMNS: Final[tuple[str, ...]] = RentalOffer.__struct_fields__
+
+
+def content_hash(items: Sequence[msgspec.Struct]) -> str:
+    """A hash of a sheet's rows that ignores their order."""
+    encoded = sorted(msgspec.json.encode(item) for item in items)
+    digest = hashlib.sha256()
+    for blob in encoded:
+        digest.update(blob)
+        digest.update(b"\n")
+    return "sha256:" + digest.hexdigest()
+
+
+class SheetContent(msgspec.Struct, frozen=True, kw_only=True):
+    """The rows of one sheet and their content hash: rental offers, or ownership prices and defaults."""
+
+    kind: SheetKind
+    digest: str
+    offers: tuple[RentalOffer, ...] = ()
+    prices: tuple[OwnershipPrice, ...] = ()
+    defaults: tuple[OwnershipDefault, ...] = ()
+
+    @property
+    def row_count(self) -> int:
+        return len(self.offers) + len(self.prices) + len(self.defaults)
+
+
+def rental_sheet(offers: Sequence[RentalOffer]) -> SheetContent:
+    return SheetContent(kind="rental", digest=content_hash(offers), offers=tuple(offers))
+
+
+def ownership_sheet(
+    prices: Sequence[OwnershipPrice], defaults: Sequence[OwnershipDefault] = ()
+) -> SheetContent:
+    """Purchase prices and finance defaults, hashed together."""
+    return SheetContent(
+        kind="ownership",
+        digest=content_hash([*prices, *defaults]),
+        prices=tuple(prices),
+        defaults=tuple(defaults),
+    )
+
+
+def latest_hash(cur: duckdb.DuckDBPyConnection, source: str, kind: SheetKind) -> str | None:
+    row = cur.execute(
+        "SELECT content_hash FROM price_sheets WHERE source = ? AND kind = ? ORDER BY version DESC LIMIT 1",
+        [source, kind],
+    ).fetchone()
+    return str(row[0]) if row else None
+
+
+def next_version(cur: duckdb.DuckDBPyConnection) -> int:
+    """The number the next version of any source gets."""
+    row = cur.execute("SELECT coalesce(max(version), 0) + 1 FROM price_sheets").fetchone()
+    return int(row[0]) if row else 1
+
+
+def _insert_rows(
+    cur: duckdb.DuckDBPyConnection, table: str, version: int, rows: Sequence[msgspec.Struct]
+) -> None:
+    if rows:
+        fields = rows[0].__struct_fields__
+        insert_rows(cur, table, ("version", *fields), [(version, *msgspec.structs.astuple(r)) for r in rows])
+
+
+def insert_version(
+    cur: duckdb.DuckDBPyConnection,
+    version: int,
+    content: SheetContent,
+    *,
+    source: str,
+    fmt: str,
+    fetched_at: datetime,
+    origin: str,
+    report: str | None = None,
+) -> None:
+    """Store ``content`` as version ``version`` of ``source`` (with its import report, if any)."""
+    cur.execute(
+        "INSERT INTO price_sheets (version, source, kind, format, content_hash, row_count, fetched_at, "
+        "effective_at, created_at, origin, report) VALUES (?, ?, ?, ?, ?, ?, ?, ?, current_timestamp, ?, ?)",
+        [
+            version,
+            source,
+            content.kind,
+            fmt,
+            content.digest,
+            content.row_count,
+            fetched_at,
+            fetched_at,
+            origin,
+            report,
+        ],
+    )
+    _insert_rows(cur, "offers", version, content.offers)
+    _insert_rows(cur, "ownership_prices", version, content.prices)
+    _insert_rows(cur, "ownership_defaults", version, content.defaults)
+
+
+def add_version(
+    cur: duckdb.DuckDBPyConnection,
+    content: SheetContent,
+    *,
+    source: str,
+    fmt: str,
+    fetched_at: datetime,
+    origin: str,
+) -> int | None:
+    """Store ``content`` as a new version of ``source``; ``None`` when it equals the latest version."""
+    if latest_hash(cur, source, content.kind) == content.digest:
+        return None
+    version = next_version(cur)
+    insert_version(cur, version, content, source=source, fmt=fmt, fetched_at=fetched_at, origin=origin)
+    return version

@@ -1,0 +1,254 @@
+"""The catalog snapshot: the store's small, hot reference data as Python objects, read once per change.
+
+Requests read GPUs, alias rules, current offers, profiles, current sheets and ownership rows from the
+snapshot, never with point queries in a loop. A snapshot is immutable; a write builds a new one and
+swaps it in, so a request keeps reading the snapshot it started with. Structures computed from one
+snapshot alone (a profile index, a supply index) are built once per snapshot through a typed
+:class:`Derived` key.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, Literal, cast
+
+import duckdb
+import msgspec
+
+from pricing.aliases import AliasRule, AliasTable
+from pricing.offers import RentalOffer
+from pricing.ownership_defaults import SheetDefault, SheetPrice
+from solver.calibration import ProfileIndex
+from solver.gpus import GpuSpec
+from solver.profiles import MeasuredProfile, ServingProfile
+
+__all__ = ["CatalogSnapshot", "CurrentOffer", "Derived", "OwnershipRows", "SheetInfo", "read_snapshot"]
+
+SheetKind = Literal["rental", "ownership"]
+
+
+class CurrentOffer(msgspec.Struct, frozen=True, kw_only=True):
+    """An offer of a current rental sheet, with the sheet version it belongs to."""
+
+    offer: RentalOffer
+    sheet_version: int
+
+
+class SheetInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """One current price-sheet version (the latest of its source and kind)."""
+
+    version: int
+    source: str
+    kind: SheetKind
+    fetched_at: datetime
+    content_hash: str
+
+
+class OwnershipRows(msgspec.Struct, frozen=True, kw_only=True):
+    """The current ownership sheets' rows: purchase prices by GPU id, and every finance default."""
+
+    prices: dict[str, list[SheetPrice]]
+    defaults: list[SheetDefault]
+
+
+class Derived[T]:
+    """The typed name of a structure built from one snapshot alone, at most once per snapshot."""
+
+    __slots__ = ("build", "what")
+
+    def __init__(self, what: str, build: Callable[[CatalogSnapshot], T]) -> None:
+        self.what = what
+        self.build = build
+
+    def __repr__(self) -> str:
+        return f"Derived({self.what!r})"
+
+
+class _Built:
+    """What has been derived from one snapshot (keyed by the :class:`Derived` objects themselves)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._values: dict[Derived[Any], Any] = {}
+
+    def get[T](self, snapshot: CatalogSnapshot, key: Derived[T]) -> T:
+        with self._lock:
+            if key not in self._values:
+                self._values[key] = key.build(snapshot)
+            return cast(T, self._values[key])  # stored under its own key, so it is a T
+
+
+class CatalogSnapshot(msgspec.Struct, frozen=True, kw_only=True):
+    """Reference data and the known values of every filter, read once per store change.
+
+    ``generation`` counts the snapshots of one store (a new one after every write), so caches keyed
+    by it never mix results of two snapshots.
+    """
+
+    generation: int
+    gpus: dict[str, GpuSpec]
+    alias_rules: list[AliasRule]
+    aliases_by_gpu: dict[str, list[str]]
+    providers: frozenset[str]
+    regions: frozenset[str]
+    profile_models: frozenset[str]
+    profile_tasks: frozenset[str]
+    profile_metrics: frozenset[str]
+    profile_precisions: frozenset[str]
+    current_offer_count: int
+    price_sheet_versions: int
+    profiles: tuple[MeasuredProfile, ...]
+    serving: tuple[ServingProfile, ...]
+    offers: tuple[CurrentOffer, ...]
+    sheets: tuple[SheetInfo, ...]
+    ownership: OwnershipRows
+    built: _Built = msgspec.field(default_factory=_Built)
+
+    def alias_table(self) -> AliasTable:
+        return AliasTable(self.alias_rules)
+
+    def derive[T](self, key: Derived[T]) -> T:
+        """``key.build(self)``, built once: a request stays consistent with the snapshot it started
+        from, even if a new sheet is swapped in meanwhile."""
+        return self.built.get(self, key)
+
+    def profile_index(self) -> ProfileIndex:
+        """The measured profiles indexed for the throughput model."""
+        return self.derive(_PROFILE_INDEX)
+
+
+_PROFILE_INDEX: Derived[ProfileIndex] = Derived("profile index", lambda s: ProfileIndex(s.profiles, s.gpus))
+
+
+def _strings(cur: duckdb.DuckDBPyConnection, sql: str) -> frozenset[str]:
+    return frozenset(str(r[0]) for r in cur.execute(sql).fetchall() if r[0] is not None)
+
+
+def _count(cur: duckdb.DuckDBPyConnection, sql: str) -> int:
+    row = cur.execute(sql).fetchone()
+    return int(row[0]) if row else 0
+
+
+_PROFILE_FIELDS = MeasuredProfile.__struct_fields__
+_SERVING_FIELDS = ServingProfile.__struct_fields__
+_OFFER_FIELDS = RentalOffer.__struct_fields__
+_PRICE_FIELDS = tuple(f for f in SheetPrice.__struct_fields__ if f != "sheet_version")
+_DEFAULT_FIELDS = tuple(f for f in SheetDefault.__struct_fields__ if f != "sheet_version")
+
+
+def _read_profiles(cur: duckdb.DuckDBPyConnection) -> tuple[MeasuredProfile, ...]:
+    rows = cur.execute(
+        f"SELECT {', '.join(_PROFILE_FIELDS)} FROM throughput_profiles ORDER BY profile_id"
+    ).fetchall()
+    return tuple(MeasuredProfile(**dict(zip(_PROFILE_FIELDS, row, strict=True))) for row in rows)
+
+
+def _read_serving(cur: duckdb.DuckDBPyConnection) -> tuple[ServingProfile, ...]:
+    rows = cur.execute(
+        f"SELECT {', '.join(_SERVING_FIELDS)} FROM serving_profiles ORDER BY serving_id"
+    ).fetchall()
+    return tuple(ServingProfile(**dict(zip(_SERVING_FIELDS, row, strict=True))) for row in rows)
+
+
+def _read_offers(cur: duckdb.DuckDBPyConnection) -> tuple[CurrentOffer, ...]:
+    """Current offers; ``msgspec.convert`` checks every value (an interconnect is one of the four)."""
+    rows = cur.execute(
+        f"SELECT version, {', '.join(_OFFER_FIELDS)} FROM current_offers ORDER BY offer_id"
+    ).fetchall()
+    return tuple(
+        CurrentOffer(
+            offer=msgspec.convert(dict(zip(_OFFER_FIELDS, row[1:], strict=True)), RentalOffer),
+            sheet_version=int(row[0]),
+        )
+        for row in rows
+    )
+
+
+def _read_sheets(cur: duckdb.DuckDBPyConnection) -> tuple[SheetInfo, ...]:
+    rows = cur.execute(
+        "SELECT version, source, kind, fetched_at, content_hash FROM current_sheets ORDER BY version"
+    ).fetchall()
+    fields = ("version", "source", "kind", "fetched_at", "content_hash")
+    return tuple(msgspec.convert(dict(zip(fields, row, strict=True)), SheetInfo) for row in rows)
+
+
+def _read_ownership(cur: duckdb.DuckDBPyConnection, sheets: tuple[SheetInfo, ...]) -> OwnershipRows:
+    """The rows of the current ownership sheets (in stored order): the one ownership loader."""
+    versions = [s.version for s in sheets if s.kind == "ownership"]
+    if not versions:
+        return OwnershipRows(prices={}, defaults=[])
+    marks = ", ".join("?" for _ in versions)
+    prices: dict[str, list[SheetPrice]] = {}
+    for row in cur.execute(
+        f"SELECT version, {', '.join(_PRICE_FIELDS)} FROM ownership_prices "
+        f"WHERE version IN ({marks}) ORDER BY rowid",
+        versions,
+    ).fetchall():
+        price = SheetPrice(sheet_version=int(row[0]), **dict(zip(_PRICE_FIELDS, row[1:], strict=True)))
+        prices.setdefault(price.gpu_id, []).append(price)
+    defaults = [
+        SheetDefault(sheet_version=int(row[0]), **dict(zip(_DEFAULT_FIELDS, row[1:], strict=True)))
+        for row in cur.execute(
+            f"SELECT version, {', '.join(_DEFAULT_FIELDS)} FROM ownership_defaults "
+            f"WHERE version IN ({marks}) ORDER BY rowid",
+            versions,
+        ).fetchall()
+    ]
+    return OwnershipRows(prices=prices, defaults=defaults)
+
+
+def _read_gpus(cur: duckdb.DuckDBPyConnection) -> dict[str, GpuSpec]:
+    fields = GpuSpec.__struct_fields__
+    return {
+        row[0]: GpuSpec(**dict(zip(fields, row, strict=True)))
+        for row in cur.execute(f"SELECT {', '.join(fields)} FROM gpus ORDER BY name").fetchall()
+    }
+
+
+def _read_aliases(
+    cur: duckdb.DuckDBPyConnection, gpus: dict[str, GpuSpec]
+) -> tuple[list[AliasRule], dict[str, list[str]]]:
+    """The alias rules, and each GPU's other names (for the catalog pages)."""
+    names = {gpu_id: gpu.name for gpu_id, gpu in gpus.items()}
+    rules: list[AliasRule] = []
+    aliases_by_gpu: dict[str, list[str]] = {}
+    for alias, gpu_id, context, evidence in cur.execute(
+        "SELECT alias, gpu_id, context, evidence FROM gpu_aliases ORDER BY alias, context"
+    ).fetchall():
+        rules.append(
+            AliasRule(
+                alias=alias, canonical_gpu=names.get(gpu_id, gpu_id), context=context, evidence=evidence
+            )
+        )
+        known = aliases_by_gpu.setdefault(gpu_id, [])
+        if alias != names.get(gpu_id) and alias not in known:
+            known.append(alias)
+    return rules, aliases_by_gpu
+
+
+def read_snapshot(cur: duckdb.DuckDBPyConnection, generation: int) -> CatalogSnapshot:
+    """Read the whole snapshot with ``cur``."""
+    gpus = _read_gpus(cur)
+    rules, aliases_by_gpu = _read_aliases(cur, gpus)
+    sheets = _read_sheets(cur)
+    return CatalogSnapshot(
+        generation=generation,
+        gpus=gpus,
+        alias_rules=rules,
+        aliases_by_gpu=aliases_by_gpu,
+        providers=_strings(cur, "SELECT DISTINCT provider FROM current_offers"),
+        regions=_strings(cur, "SELECT DISTINCT region FROM current_offers"),
+        profile_models=_strings(cur, "SELECT DISTINCT model FROM throughput_profiles"),
+        profile_tasks=_strings(cur, "SELECT DISTINCT task FROM throughput_profiles"),
+        profile_metrics=_strings(cur, "SELECT DISTINCT metric FROM throughput_profiles"),
+        profile_precisions=_strings(cur, "SELECT DISTINCT precision FROM throughput_profiles"),
+        profiles=_read_profiles(cur),
+        serving=_read_serving(cur),
+        offers=_read_offers(cur),
+        sheets=sheets,
+        ownership=_read_ownership(cur, sheets),
+        current_offer_count=_count(cur, "SELECT count(*) FROM current_offers"),
+        price_sheet_versions=_count(cur, "SELECT count(*) FROM price_sheets"),
+    )

@@ -1,0 +1,92 @@
+"""HTTP conventions every feature's routes share: strict query strings, complete ``Allow`` answers,
+the admin guard for writes and the upload size limit.
+
+Writes need ``Authorization: Bearer <GPUPLAN_ADMIN_TOKEN>``: without a configured token every write is
+refused (403, saying how to enable writes); a missing or wrong token is a 401. Tokens are compared in
+constant time.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Annotated, Any, Final
+
+from litestar import HttpMethod, Request, Response, route
+from litestar.connection import ASGIConnection
+from litestar.handlers import HTTPRouteHandler
+from litestar.handlers.base import BaseRouteHandler
+from litestar.params import QueryParameter
+
+from service.errors import Forbidden, InvalidParameter, Unauthorized
+from service.settings import Settings
+
+__all__ = [
+    "MAX_UPLOAD_BYTES",
+    "Limit",
+    "Offset",
+    "allow_header_handler",
+    "reject_unknown_query_params",
+    "require_admin",
+]
+
+MAX_UPLOAD_BYTES: Final = 20_000_000
+"""Largest sheet an upload (price sheet, serving profiles) may carry (413 above it)."""
+
+Limit = Annotated[int, QueryParameter(ge=1, le=1000)]
+"""The page size of every list (``limit``)."""
+Offset = Annotated[int, QueryParameter(ge=0, le=1_000_000)]
+"""Where a page starts (``offset``)."""
+
+
+def _declared_query_names(request: Request[Any, Any, Any]) -> set[str]:
+    handler = request.route_handler
+    names: set[str] = set()
+    for name, field in handler.parsed_fn_signature.parameters.items():
+        kwarg = field.kwarg_definition
+        if isinstance(kwarg, QueryParameter):
+            names.add(kwarg.name or name)
+    return names
+
+
+async def reject_unknown_query_params(request: Request[Any, Any, Any]) -> None:
+    """A misspelt filter (``?gpus=H100``) is a 400, not a silently unfiltered list."""
+    if not request.query_params:
+        return
+    allowed = _declared_query_names(request)
+    for key in request.query_params:
+        if key not in allowed:
+            expected = ", ".join(sorted(allowed)) or "none"
+            raise InvalidParameter(
+                key or "query", f"unknown query parameter {key!r}; this endpoint accepts: {expected}"
+            )
+
+
+def allow_header_handler(path: str) -> HTTPRouteHandler:
+    """An explicit OPTIONS handler for a static ``path`` served by several handlers (GET and POST).
+
+    Litestar 2.25 builds its automatic OPTIONS answer when a path's first handler is registered and does
+    not update it when a second handler joins that path, so ``Allow`` would list only the first method.
+    Registered before the others, this handler answers with every method the app routes for the path.
+    """
+
+    def options(request: Request[Any, Any, Any]) -> Response[None]:
+        methods = request.app.route_handler_method_map.get(request.url.path, {})
+        return Response(None, status_code=204, headers={"Allow": ", ".join(sorted(methods))})
+
+    return route(path, http_method=[HttpMethod.OPTIONS], include_in_schema=False, sync_to_thread=False)(
+        options
+    )
+
+
+def require_admin(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
+    """Litestar guard for write endpoints (guards run before dependencies: the app state holds the settings)."""
+    settings: Settings = connection.app.state.settings
+    expected = settings.admin_token
+    if not expected:
+        raise Forbidden("writes are disabled: the operator has not set GPUPLAN_ADMIN_TOKEN")
+    header = connection.headers.get("authorization", "")
+    scheme, _space, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token:
+        raise Unauthorized("send Authorization: Bearer <admin token>", headers={"WWW-Authenticate": "Bearer"})
+    if not hmac.compare_digest(token.strip().encode(), expected.encode()):
+        raise Unauthorized("wrong admin token", headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})

@@ -1,0 +1,185 @@
+"""Import a price sheet: look its format up once, validate it, diff it, store it as a version.
+
+A sheet with any problem is rejected whole and nothing changes. An accepted sheet becomes an
+immutable version of its source (content hash, rows, the diff against the source's previous version,
+warnings for implausible price moves, and this report, stored with it); identical content creates no
+version. The current catalog is the latest version of every source, swapped in atomically: readers
+keep the snapshot they started with.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Final
+
+import duckdb
+import msgspec
+
+from pricing.offers import ParsedOffers, RentalOffer, SheetProblem
+from pricing.sheet_formats import SHEET_FORMATS, ParsedPrices, SheetContext, SheetFormat
+from service.db.sheet_versions import (
+    OFFER_COLUMNS,
+    SheetContent,
+    insert_version,
+    latest_hash,
+    next_version,
+    ownership_sheet,
+    rental_sheet,
+)
+from service.db.snapshot import CatalogSnapshot
+from service.db.store import Store
+from service.errors import InvalidParameter
+from service.price_sheets.schemas import PriceChange, SheetDiff, SheetReport
+
+__all__ = ["DEFAULT_MOVE_FACTOR", "import_sheet"]
+
+DEFAULT_MOVE_FACTOR: Final = 3.0
+"""A price that moves by more than this factor (up or down) since the source's previous version is
+flagged in the report as implausible (the sheet is still accepted)."""
+
+_PRICE_FIELDS: Final = (
+    "price_per_hour_usd",
+    "spot_price_per_hour_usd",
+    "reserved_1y_price_per_hour_usd",
+    "reserved_3y_price_per_hour_usd",
+)
+
+
+def _previous_offers(
+    cur: duckdb.DuckDBPyConnection, source: str
+) -> tuple[int | None, dict[str, RentalOffer]]:
+    row = cur.execute(
+        "SELECT max(version) FROM price_sheets WHERE source = ? AND kind = 'rental'", [source]
+    ).fetchone()
+    version = None if row is None or row[0] is None else int(row[0])
+    if version is None:
+        return None, {}
+    rows = cur.execute(
+        f"SELECT {', '.join(OFFER_COLUMNS)} FROM offers WHERE version = ?", [version]
+    ).fetchall()
+    offers = [msgspec.convert(dict(zip(OFFER_COLUMNS, r, strict=True)), RentalOffer) for r in rows]
+    return version, {o.offer_id: o for o in offers}
+
+
+def _diff(
+    previous_version: int | None,
+    before: dict[str, RentalOffer],
+    after: tuple[RentalOffer, ...],
+    factor: float,
+) -> tuple[SheetDiff, list[str]]:
+    now = {o.offer_id: o for o in after}
+    changed: list[PriceChange] = []
+    warnings: list[str] = []
+    for offer_id, new in sorted(now.items()):
+        old = before.get(offer_id)
+        if old is None:
+            continue
+        for field in _PRICE_FIELDS:
+            a, b = getattr(old, field), getattr(new, field)
+            if a == b:
+                continue
+            changed.append(PriceChange(offer_id=offer_id, field=field, old=a, new=b))
+            if a and b and max(a / b, b / a) > factor:
+                warnings.append(
+                    f"{new.provider} {new.instance_type} ({new.region}) {field}: {a:g} -> {b:g} "
+                    f"(x{b / a:.2f}, more than the plausible factor {factor:g})"
+                )
+    diff = SheetDiff(
+        previous_version=previous_version,
+        added=sorted(set(now) - set(before)),
+        removed=sorted(set(before) - set(now)),
+        changed=changed,
+    )
+    return diff, warnings
+
+
+def _parse(
+    snapshot: CatalogSnapshot, body: bytes, fmt: SheetFormat, source: str, provider: str | None
+) -> tuple[int, SheetContent, list[SheetProblem]]:
+    """Rows read, the sheet's content and its problems (a 400 when the format needs a provider)."""
+    spec = SHEET_FORMATS[fmt]
+    file = f"{source}.{spec.extension}"
+    rows, problems = spec.read(body, file)
+    if problems:
+        return len(rows), rental_sheet([]), problems
+    if spec.needs_provider and not provider:
+        raise InvalidParameter("provider", "the cloud-catalog format names no provider: give provider=NAME")
+    sheet = SheetContext(
+        file=file,
+        source=f"source {source!r}",
+        provider=provider,
+        aliases=snapshot.alias_table(),
+        gpus=snapshot.gpus,
+    )
+    match spec.parse(rows, sheet):
+        case ParsedOffers(offers=offers, problems=problems):
+            return len(rows), rental_sheet(offers), problems
+        case ParsedPrices(prices=prices, problems=problems):
+            return len(rows), ownership_sheet(prices), problems
+
+
+def _store(
+    cur: duckdb.DuckDBPyConnection,
+    report: SheetReport,
+    content: SheetContent,
+    *,
+    origin: str,
+    when: datetime,
+    move_factor: float,
+) -> SheetReport:
+    """In one transaction: unchanged, or a new version stored with its (final) report."""
+    if latest_hash(cur, report.source, content.kind) == content.digest:
+        return msgspec.structs.replace(report, result="unchanged", content_hash=content.digest)
+    version = next_version(cur)
+    diff: SheetDiff | None = None
+    warnings: list[str] = []
+    if content.kind == "rental":
+        diff, warnings = _diff(*_previous_offers(cur, report.source), content.offers, move_factor)
+    stored = msgspec.structs.replace(
+        report, result="ok", content_hash=content.digest, version=version, diff=diff, warnings=warnings
+    )
+    insert_version(
+        cur,
+        version,
+        content,
+        source=report.source,
+        fmt=report.format,
+        fetched_at=when,
+        origin=origin,
+        report=msgspec.json.encode(stored).decode(),
+    )
+    return stored
+
+
+def import_sheet(
+    store: Store,
+    *,
+    source: str,
+    fmt: SheetFormat,
+    body: bytes,
+    provider: str | None = None,
+    origin: str,
+    fetched_at: datetime | None = None,
+    move_factor: float = DEFAULT_MOVE_FACTOR,
+) -> SheetReport:
+    """Validate ``body`` and, if it is clean and new, store it as a version of ``source`` atomically."""
+    rows, content, problems = _parse(store.snapshot, body, fmt, source, provider)
+    report = SheetReport(
+        source=source,
+        kind=SHEET_FORMATS[fmt].kind,
+        format=fmt,
+        result="rejected",
+        rows=rows,
+        accepted_rows=content.row_count,
+        problems=problems,
+        warnings=[],
+    )
+    if problems:
+        return report
+    when = fetched_at or datetime.now(UTC)
+    stored = store.transaction(
+        lambda cur: _store(cur, report, content, origin=origin, when=when, move_factor=move_factor)
+    )
+    if stored.result == "ok":
+        store.refresh_snapshot()
+    return stored

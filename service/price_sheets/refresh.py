@@ -1,0 +1,156 @@
+"""Scheduled price-sheet refresh from the operator's configured sources (``service.price_sheets.sources``).
+
+Each run fetches (with retries and exponential backoff), validates and imports one source, and records
+its result (ok | unchanged | rejected | failed), error and version in ``refresh_runs``; a failed or
+rejected run leaves the current version in force. Runs of one source never overlap.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import msgspec
+from apscheduler.schedulers.base import BaseScheduler
+
+from service.db.store import Store
+from service.price_sheets.importer import import_sheet
+from service.price_sheets.schemas import RefreshRun, SheetReport, SourceStatus
+from service.price_sheets.sources import FetchError, SourceConfig, fetch
+
+__all__ = ["Refresher"]
+
+_log = logging.getLogger("gpuplan.refresh")
+
+
+class Refresher:
+    """Runs refreshes of the configured sources, one at a time per source, and records each run."""
+
+    def __init__(
+        self,
+        store: Store,
+        sources: list[SourceConfig],
+        *,
+        move_factor: float = 3.0,
+        backoff_s: float = 1.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.store = store
+        self.sources = {s.name: s for s in sources}
+        self.move_factor = move_factor
+        self.backoff_s = backoff_s
+        self.sleep = sleep
+        self._locks = {name: threading.Lock() for name in self.sources}
+
+    def run(self, name: str) -> RefreshRun:
+        """Fetch, validate and import one source now (waits for a run of that source in progress)."""
+        source = self.sources[name]
+        with self._locks[name]:
+            run = self._run(source)
+        self._record(run)
+        level = logging.INFO if run.result in ("ok", "unchanged") else logging.WARNING
+        _log.log(level, "refresh %s: %s%s", name, run.result, f" ({run.error})" if run.error else "")
+        return run
+
+    def run_all(self) -> list[RefreshRun]:
+        return [self.run(name) for name in self.sources]
+
+    def _run(self, source: SourceConfig) -> RefreshRun:
+        started = datetime.now(UTC)
+        error = ""
+        for attempt in range(1, source.retries + 1):
+            try:
+                body = fetch(source)
+            except FetchError as exc:
+                error = str(exc)
+                if attempt < source.retries:
+                    self.sleep(self.backoff_s * 2 ** (attempt - 1))
+                continue
+            report = import_sheet(
+                self.store,
+                source=source.name,
+                fmt=source.format,
+                body=body,
+                provider=source.provider,
+                origin=f"refresh from {source.public_url()}",
+                fetched_at=datetime.now(UTC),
+                move_factor=self.move_factor,
+            )
+            problems = "; ".join(f"line {p.line}: {p.column or ''} {p.reason}" for p in report.problems[:5])
+            return RefreshRun(
+                source=source.name,
+                started_at=started,
+                finished_at=datetime.now(UTC),
+                result=report.result,
+                attempts=attempt,
+                error=f"{len(report.problems)} problem(s): {problems}" if report.problems else None,
+                version=report.version,
+                report=report,
+            )
+        return RefreshRun(
+            source=source.name,
+            started_at=started,
+            finished_at=datetime.now(UTC),
+            result="failed",
+            attempts=source.retries,
+            error=error,
+        )
+
+    def _record(self, run: RefreshRun) -> None:
+        with self.store.cursor() as cur:
+            cur.execute(
+                "INSERT INTO refresh_runs SELECT coalesce(max(run_id), 0) + 1, ?, ?, ?, ?, ?, ?, ?, ? FROM refresh_runs",
+                [
+                    run.source,
+                    run.started_at,
+                    run.finished_at,
+                    run.result,
+                    run.error,
+                    run.version,
+                    run.attempts,
+                    None if run.report is None else msgspec.json.encode(run.report).decode(),
+                ],
+            )
+
+    def statuses(self, scheduler: BaseScheduler | None) -> list[SourceStatus]:
+        """Every configured source: its last run and when ``scheduler`` runs it next."""
+        last = self.last_runs()
+        statuses = []
+        for name, source in self.sources.items():
+            job = scheduler.get_job(f"refresh:{name}") if scheduler is not None else None
+            statuses.append(
+                SourceStatus(
+                    name=name,
+                    url=source.public_url(),
+                    format=source.format,
+                    provider=source.provider,
+                    interval_seconds=source.interval_seconds,
+                    next_run_at=None if job is None else job.next_run_time,
+                    last_run=last.get(name),
+                )
+            )
+        return statuses
+
+    def last_runs(self) -> dict[str, RefreshRun]:
+        """The latest recorded run of every source (configured now or not)."""
+        with self.store.cursor() as cur:
+            rows = cur.execute(
+                "SELECT source, started_at, finished_at, result, attempts, error, version, report FROM refresh_runs "
+                "QUALIFY row_number() OVER (PARTITION BY source ORDER BY run_id DESC) = 1"
+            ).fetchall()
+        return {
+            r[0]: RefreshRun(
+                source=r[0],
+                started_at=r[1],
+                finished_at=r[2],
+                result=r[3],
+                attempts=int(r[4]),
+                error=r[5],
+                version=r[6],
+                report=None if r[7] is None else msgspec.json.decode(r[7], type=SheetReport),
+            )
+            for r in rows
+        }

@@ -1,0 +1,132 @@
+"""Price-sheet bodies: import reports, versions, an offer's price history, refresh runs and status."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+import msgspec
+
+from pricing.offers import SheetProblem
+from pricing.sheet_formats import SheetKind
+
+__all__ = [
+    "OfferHistory",
+    "PriceChange",
+    "PricePoint",
+    "RefreshResults",
+    "RefreshRun",
+    "RefreshStatus",
+    "SheetDiff",
+    "SheetReport",
+    "SheetVersion",
+    "SheetVersionPage",
+    "SourceStatus",
+]
+
+
+class PriceChange(msgspec.Struct, kw_only=True):
+    offer_id: str
+    field: str
+    old: float | None
+    new: float | None
+
+
+class SheetDiff(msgspec.Struct, kw_only=True):
+    """Offers added, removed and repriced against the source's previous version."""
+
+    previous_version: int | None
+    added: list[str]
+    removed: list[str]
+    changed: list[PriceChange]
+
+
+class SheetReport(msgspec.Struct, kw_only=True):
+    """What an import did: ``ok`` (a new version), ``unchanged`` (identical content) or ``rejected``."""
+
+    source: str
+    kind: SheetKind
+    format: str
+    result: Literal["ok", "unchanged", "rejected"]
+    rows: int
+    accepted_rows: int
+    problems: list[SheetProblem]
+    warnings: list[str]
+    content_hash: str | None = None
+    version: int | None = None
+    diff: SheetDiff | None = None
+
+
+class SheetVersion(msgspec.Struct, kw_only=True):
+    version: int
+    source: str
+    kind: str
+    format: str
+    content_hash: str
+    rows: int
+    fetched_at: datetime
+    created_at: datetime
+    origin: str
+    current: bool
+    report: SheetReport | None = None
+
+
+class SheetVersionPage(msgspec.Struct, kw_only=True):
+    items: list[SheetVersion]
+    total: int
+    limit: int
+    offset: int
+
+
+class PricePoint(msgspec.Struct, kw_only=True):
+    version: int
+    source: str
+    fetched_at: datetime
+    price_per_hour_usd: float | None
+    spot_price_per_hour_usd: float | None
+    reserved_1y_price_per_hour_usd: float | None
+    reserved_3y_price_per_hour_usd: float | None
+
+
+class OfferHistory(msgspec.Struct, kw_only=True):
+    """An offer's price in every sheet version that listed it, oldest first."""
+
+    offer_id: str
+    provider: str
+    instance_type: str
+    region: str
+    gpu_id: str
+    gpus_per_instance: int
+    in_current_catalog: bool
+    points: list[PricePoint]
+
+
+class RefreshRun(msgspec.Struct, kw_only=True):
+    source: str
+    started_at: datetime
+    finished_at: datetime
+    result: Literal["ok", "unchanged", "rejected", "failed"]
+    attempts: int
+    error: str | None = None
+    version: int | None = None
+    report: SheetReport | None = None
+
+
+class SourceStatus(msgspec.Struct, kw_only=True):
+    name: str
+    url: str
+    format: str
+    provider: str | None
+    interval_seconds: int
+    next_run_at: datetime | None
+    last_run: RefreshRun | None
+
+
+class RefreshStatus(msgspec.Struct, kw_only=True):
+    """Every configured source with its last run and next scheduled run."""
+
+    sources: list[SourceStatus]
+
+
+class RefreshResults(msgspec.Struct, kw_only=True):
+    runs: list[RefreshRun]

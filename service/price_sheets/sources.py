@@ -1,0 +1,133 @@
+"""Where sheets come from: source names, the operator's refresh sources (``GPUPLAN_SOURCES``) and fetching.
+
+Sources are listed in a TOML file named by ``GPUPLAN_SOURCES``::
+
+    [[source]]
+    name = "lambda"                 # the sheet source its offers belong to
+    url = "https://…/vms.csv"       # or a file path (file:// URLs too)
+    format = "cloud_catalog_csv"    # rental_csv | rental_json | cloud_catalog_csv | ownership_csv
+    provider = "lambda"             # required for cloud_catalog_csv
+    interval_seconds = 3600         # >= 60
+    timeout_seconds = 30            # per fetch attempt
+    max_bytes = 20000000            # larger bodies are refused
+    retries = 3                     # attempts, with exponential backoff (1 s, 2 s, 4 s …)
+
+Only the operator configures URLs; no request can make the service fetch one.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Annotated
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+import msgspec
+from msgspec import Meta
+
+from pricing.sheet_formats import SHEET_FORMATS, SheetFormat
+from service.db.seed import SEED_SOURCE
+from service.errors import InvalidParameter
+
+__all__ = ["FetchError", "SourceConfig", "fetch", "load_sources", "validate_source_name"]
+
+_SOURCE_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+
+
+def validate_source_name(source: str, *, field: str = "source") -> str:
+    """A name an upload or a configured source may use (the shipped data's ``seed`` is taken)."""
+    if not _SOURCE_NAME.match(source):
+        raise InvalidParameter(field, "1-64 characters: lower-case letters, digits, '.', '_' or '-'")
+    if source == SEED_SOURCE:
+        raise InvalidParameter(field, f"{SEED_SOURCE!r} is the shipped data's source; choose another name")
+    return source
+
+
+class SourceConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """One configured refresh source."""
+
+    name: Annotated[str, Meta(min_length=1, max_length=64)]
+    url: Annotated[str, Meta(min_length=1, max_length=2000)]
+    format: SheetFormat
+    provider: Annotated[str, Meta(min_length=1, max_length=64)] | None = None
+    interval_seconds: Annotated[int, Meta(ge=60, le=30 * 86400)] = 3600
+    timeout_seconds: Annotated[float, Meta(gt=0, le=600)] = 30.0
+    max_bytes: Annotated[int, Meta(ge=1, le=500_000_000)] = 20_000_000
+    retries: Annotated[int, Meta(ge=1, le=10)] = 3
+
+    def public_url(self) -> str:
+        """The URL without credentials or query string (safe to show)."""
+        parts = urlsplit(self.url)
+        if not parts.scheme or len(parts.scheme) == 1:  # a path (a Windows drive letter is not a scheme)
+            return self.url
+        host = parts.hostname or ""
+        if parts.port:
+            host = f"{host}:{parts.port}"
+        return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+class _SourcesFile(msgspec.Struct, forbid_unknown_fields=True):
+    source: list[SourceConfig] = msgspec.field(default_factory=list)
+
+
+def load_sources(path: str) -> list[SourceConfig]:
+    """Read and validate the sources file; a bad file is a ``ValueError`` naming the problem."""
+    try:
+        raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"cannot read GPUPLAN_SOURCES file {path!r}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"GPUPLAN_SOURCES file {path!r} is not valid TOML: {exc}") from None
+    try:
+        sources = msgspec.convert(raw, _SourcesFile).source
+    except msgspec.ValidationError as exc:
+        raise ValueError(f"GPUPLAN_SOURCES file {path!r}: {exc}") from None
+    names: set[str] = set()
+    for i, source in enumerate(sources):
+        try:
+            validate_source_name(source.name, field=f"source[{i}].name")
+        except Exception as exc:
+            raise ValueError(f"GPUPLAN_SOURCES file {path!r}: {exc}") from None
+        if source.name in names:
+            raise ValueError(f"GPUPLAN_SOURCES file {path!r}: source name {source.name!r} appears twice")
+        if SHEET_FORMATS[source.format].needs_provider and not source.provider:
+            raise ValueError(f"GPUPLAN_SOURCES file {path!r}: source[{i}] ({source.name}) needs a provider")
+        names.add(source.name)
+    return sources
+
+
+class FetchError(Exception):
+    """A source could not be fetched (network, HTTP status, size limit, missing file)."""
+
+
+def fetch(source: SourceConfig) -> bytes:
+    """The sheet's bytes, within the source's timeout and size limit."""
+    parts = urlsplit(source.url)
+    if parts.scheme in ("http", "https"):
+        try:
+            with (
+                httpx.Client(timeout=source.timeout_seconds, follow_redirects=True) as client,
+                client.stream("GET", source.url) as response,
+            ):
+                if response.status_code != 200:
+                    raise FetchError(f"HTTP {response.status_code} from {source.public_url()}")
+                chunks: list[bytes] = []
+                size = 0
+                for chunk in response.iter_bytes():
+                    size += len(chunk)
+                    if size > source.max_bytes:
+                        raise FetchError(f"larger than max_bytes ({source.max_bytes})")
+                    chunks.append(chunk)
+                return b"".join(chunks)
+        except httpx.HTTPError as exc:
+            raise FetchError(f"{type(exc).__name__}: {exc}") from None
+    path = Path(parts.path if parts.scheme == "file" else source.url)
+    try:
+        size = path.stat().st_size
+        if size > source.max_bytes:
+            raise FetchError(f"larger than max_bytes ({source.max_bytes})")
+        return path.read_bytes()
+    except OSError as exc:
+        raise FetchError(f"cannot read {str(path)!r}: {exc.strerror}") from None
