@@ -13,7 +13,7 @@ from pricing.network import (
     derive_network,
     network_from_sheet,
 )
-from service.seed_files import read_seed_catalog
+from service.db.seed_files import read_seed_catalog
 from solver.gpus import GpuSpec
 from solver.network import (
     FABRIC_TRAITS,

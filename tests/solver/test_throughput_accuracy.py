@@ -14,7 +14,7 @@ from collections import defaultdict
 
 import pytest
 
-from service.seed_files import read_seed_catalog
+from service.db.seed_files import read_seed_catalog
 from solver.calibration import ProfileIndex
 from solver.observations import Observation
 from tests.solver.throughput_rows import predict_row, source_family

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Final
 
 from pricing.aliases import AliasTable
-from service.seed_files import read_alias_rules, read_gpu_specs
+from service.db.seed_files import read_alias_rules, read_gpu_specs
 from solver.models import ModelArch, active_params, lookup_model
 from solver.workcost import forward_flops, train_flops_per_token
 
