@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pricing.aliases import AliasTable, NameContext
 from pricing.errors import SheetRowError, UnresolvedGpuName
 from pricing.interconnect import derive_interconnect
+from pricing.network import derive_network, network_from_sheet
 from pricing.offers import RentalOffer, offer_id_for
 from solver.gpus import GpuSpec, Interconnect, gpu_id_for
 
@@ -38,6 +39,8 @@ def build_offer(
     vcpus: float | None,
     host_memory: float | None,
     interconnect: Interconnect | None,
+    network_class: str | None = None,
+    network_gbps: str | float | None = None,
     price: float | None,
     spot: float | None,
     reserved_1y: float | None,
@@ -55,6 +58,12 @@ def build_offer(
                 "interconnect", f"a 1-GPU instance has no GPU interconnect, got {interconnect!r}"
             )
         derived, rule = interconnect, "stated by the sheet"
+    network = network_from_sheet(
+        network_class,
+        network_gbps,
+        derive_network(provider, instance_type, gpu, count, accelerator=gpu_name),
+        gpus_per_instance=count,
+    )
     return RentalOffer(
         offer_id=offer_id_for(provider, instance_type, region, gpu_name, count),
         provider=provider,
@@ -69,6 +78,10 @@ def build_offer(
         interconnect=derived,
         interconnect_derived=interconnect is None,
         interconnect_rule=rule,
+        network_class=network.network_class,
+        network_gbps=network.gbps,
+        network_derived=network.derived,
+        network_rule=network.rule,
         price_per_hour_usd=price,
         spot_price_per_hour_usd=spot,
         billing_increment_s=increment,

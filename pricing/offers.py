@@ -10,6 +10,7 @@ import msgspec
 
 from pricing.errors import SheetRowError
 from solver.gpus import Interconnect
+from solver.network import Network, NetworkClass
 
 __all__ = [
     "DEFAULT_BILLING_INCREMENT_S",
@@ -28,7 +29,8 @@ jobs of an hour or more)."""
 
 
 class RentalOffer(msgspec.Struct, frozen=True, kw_only=True):
-    """One rentable instance type: GPU, count, interconnect, prices per instance-hour and provenance."""
+    """One rentable instance type: GPU, count, interconnect inside and network between instances,
+    prices per instance-hour and provenance."""
 
     offer_id: str
     provider: str
@@ -43,12 +45,26 @@ class RentalOffer(msgspec.Struct, frozen=True, kw_only=True):
     interconnect: Interconnect
     interconnect_derived: bool
     interconnect_rule: str
+    network_class: NetworkClass
+    network_gbps: float
+    network_derived: bool
+    network_rule: str
     price_per_hour_usd: float | None
     spot_price_per_hour_usd: float | None
     billing_increment_s: int
     source: str
     reserved_1y_price_per_hour_usd: float | None = None
     reserved_3y_price_per_hour_usd: float | None = None
+
+    @property
+    def network(self) -> Network:
+        """How this offer's instances reach each other (flat columns in the store, one value here)."""
+        return Network(
+            network_class=self.network_class,
+            gbps=self.network_gbps,
+            derived=self.network_derived,
+            rule=self.network_rule,
+        )
 
 
 class SheetProblem(msgspec.Struct, frozen=True, kw_only=True):

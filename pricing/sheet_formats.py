@@ -11,7 +11,9 @@ Formats (``format=``):
     derived by the documented rule), ``region``, ``price_per_hour_usd``, ``spot_price_per_hour_usd``,
     ``reserved_1y_price_per_hour_usd``, ``reserved_3y_price_per_hour_usd`` (USD per instance-hour; at
     least an on-demand or a spot price), ``billing_increment_s`` (default 60), and optionally
-    ``gpu_memory_gib``, ``vcpus``, ``memory_gib``.
+    ``gpu_memory_gib``, ``vcpus``, ``memory_gib``, ``network_class``
+    (``none|ethernet|roce|infiniband|efa|gpudirect_tcpx``) and ``network_gbps`` (the instance's
+    bandwidth to other instances; empty: derived by the rules of :mod:`pricing.network`).
 ``cloud_catalog_csv``
     A SkyPilot catalog ``vms.csv``: ``InstanceType, AcceleratorName, AcceleratorCount, vCPUs,
     MemoryGiB, GpuInfo, Price, SpotPrice, Region, AvailabilityZone``; the provider is the one given
@@ -117,6 +119,8 @@ def _parse_rental(rows: SheetRows, sheet: SheetContext) -> ParsedOffers:
             vcpus=cell_float(row, "vcpus"),
             host_memory=cell_float(row, "memory_gib"),
             interconnect=None if choice is None else interconnect_named(choice),
+            network_class=cell_text(row, "network_class") or None,
+            network_gbps=row.get("network_gbps"),
             price=cell_float(row, "price_per_hour_usd", positive=True),
             spot=cell_float(row, "spot_price_per_hour_usd", positive=True),
             reserved_1y=cell_float(row, "reserved_1y_price_per_hour_usd", positive=True),

@@ -8,6 +8,7 @@ from typing import Any
 from service.catalog.queries import OFFER_SORTS, GpuQuery, OfferQuery, list_gpus, list_offers
 from service.console import print_json, print_table
 from service.db.store import Store
+from solver.network import NETWORK_CLASSES
 
 __all__ = ["register"]
 
@@ -55,13 +56,25 @@ def _cmd_offers(args: argparse.Namespace) -> int:
                 o.gpu,
                 o.gpus_per_instance,
                 o.interconnect,
+                f"{o.network.network_class} {o.network.gbps:g}",
                 o.price_per_hour_usd,
                 o.price_per_gpu_hour_usd,
                 o.spot_price_per_hour_usd,
             )
             for o in page.items
         ],
-        ["provider", "instance type", "region", "GPU", "GPUs", "interconnect", "$/h", "$/GPU-h", "spot $/h"],
+        [
+            "provider",
+            "instance type",
+            "region",
+            "GPU",
+            "GPUs",
+            "interconnect",
+            "network Gbit/s",
+            "$/h",
+            "$/GPU-h",
+            "spot $/h",
+        ],
     )
     print(f"\n{len(page.items)} of {page.total} offers (offset {page.offset})")
     return 0
@@ -88,6 +101,8 @@ def register(sub: Any) -> None:
     offers.add_argument(
         "--interconnect", choices=["none", "pcie", "nvlink", "nvswitch"], help="at least this class"
     )
+    offers.add_argument("--network-class", choices=NETWORK_CLASSES, help="this network between instances")
+    offers.add_argument("--min-network-gbps", type=float, help="at least this many Gbit/s between instances")
     offers.add_argument("--sort", choices=OFFER_SORTS, default="price_per_gpu_hour_usd")
     offers.add_argument("--limit", type=int, default=50)
     offers.add_argument("--offset", type=int, default=0)

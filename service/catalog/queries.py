@@ -19,6 +19,7 @@ from service.db.snapshot import CatalogSnapshot
 from service.db.store import Store
 from service.errors import InvalidParameter, NotFound
 from solver.gpus import INTERCONNECT_RANK
+from solver.network import Network, NetworkClass
 
 __all__ = [
     "OFFER_SORTS",
@@ -78,6 +79,8 @@ class OfferQuery(msgspec.Struct, frozen=True, kw_only=True):
     max_price: float | None = None
     max_price_per_gpu: float | None = None
     interconnect: Literal["none", "pcie", "nvlink", "nvswitch"] | None = None
+    network_class: NetworkClass | None = None
+    min_network_gbps: float | None = None
     sort: OfferSort = "price_per_gpu_hour_usd"
     limit: int = 50
     offset: int = 0
@@ -195,13 +198,24 @@ def _offer_filters(store: Store, query: OfferQuery) -> tuple[list[str], list[Any
         ]
         where.append(f"o.interconnect IN ({', '.join('?' for _ in allowed)})")
         params.extend(allowed)
+    if query.network_class is not None:
+        where.append("o.network_class = ?")
+        params.append(query.network_class)
+    if query.min_network_gbps is not None:
+        if not query.min_network_gbps >= 0:
+            raise InvalidParameter(
+                "min_network_gbps", f"must be a number of Gbit/s >= 0, got {query.min_network_gbps}"
+            )
+        where.append("o.network_gbps >= ?")
+        params.append(query.min_network_gbps)
     return where, params
 
 
 _OFFER_SELECT: Final = """
     SELECT o.offer_id, o.provider, o.instance_type, o.region, o.gpu_id, g.name, o.gpu_name,
            o.gpus_per_instance, o.gpu_memory_gib, o.vcpus, o.host_memory_gib, o.interconnect,
-           o.interconnect_derived, o.interconnect_rule, o.price_per_hour_usd,
+           o.interconnect_derived, o.interconnect_rule,
+           o.network_class, o.network_gbps, o.network_derived, o.network_rule, o.price_per_hour_usd,
            o.price_per_hour_usd / o.gpus_per_instance, o.spot_price_per_hour_usd, o.billing_increment_s,
            o.source, s.source, o.version, count(*) OVER () AS total
     FROM current_offers o
@@ -209,6 +223,17 @@ _OFFER_SELECT: Final = """
     JOIN price_sheets s ON s.version = o.version
 """
 _OFFER_FIELDS: Final = tuple(OfferOut.__struct_fields__)
+_NETWORK_AT: Final = _OFFER_FIELDS.index("network")
+
+
+def _offer_out(row: Sequence[Any]) -> OfferOut:
+    """An offer row of :data:`_OFFER_SELECT` (its four network columns folded into one value)."""
+    head, network, tail = row[:_NETWORK_AT], row[_NETWORK_AT : _NETWORK_AT + 4], row[_NETWORK_AT + 4 : -1]
+    fields = dict(zip(_OFFER_FIELDS, (*head, None, *tail), strict=True))
+    fields["network"] = Network(
+        network_class=network[0], gbps=float(network[1]), derived=bool(network[2]), rule=network[3]
+    )
+    return OfferOut(**fields)
 
 
 def _page(
@@ -244,7 +269,7 @@ def list_offers(store: Store, query: OfferQuery) -> OfferPage:
     rows, total = _page(
         store, _OFFER_SELECT, "current_offers o", where, params, f"{order}, o.offer_id", query
     )
-    items = [OfferOut(**dict(zip(_OFFER_FIELDS, row[:-1], strict=True))) for row in rows]
+    items = [_offer_out(row) for row in rows]
     return OfferPage(items=items, total=total, limit=query.limit, offset=query.offset)
 
 

@@ -34,6 +34,7 @@ from service.db.store import Store
 from service.http import MAX_UPLOAD_BYTES, Limit, Offset, allow_header_handler, require_admin
 from service.price_sheets.sources import validate_source_name
 from service.problems import problem_responses
+from solver.network import NetworkClass
 
 __all__ = ["ROUTES"]
 
@@ -107,6 +108,14 @@ def list_offers_handler(
         Literal["none", "pcie", "nvlink", "nvswitch"] | None,
         QueryParameter(description="At least this class: none < pcie < nvlink < nvswitch"),
     ] = None,
+    network_class: Annotated[
+        NetworkClass | None,
+        QueryParameter(description="Exactly this network between instances"),
+    ] = None,
+    min_network_gbps: Annotated[
+        float | None,
+        QueryParameter(ge=0, le=1e6, description="At least this many Gbit/s per instance between instances"),
+    ] = None,
     sort: Annotated[
         OfferSort, QueryParameter(description="Sort key; '-' for descending")
     ] = "price_per_gpu_hour_usd",
@@ -123,6 +132,8 @@ def list_offers_handler(
         max_price=max_price,
         max_price_per_gpu=max_price_per_gpu,
         interconnect=interconnect,
+        network_class=network_class,
+        min_network_gbps=min_network_gbps,
         sort=sort,
         limit=limit,
         offset=offset,

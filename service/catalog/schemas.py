@@ -7,6 +7,7 @@ from typing import Literal
 import msgspec
 
 from pricing.offers import SheetProblem
+from solver.network import Network
 from solver.profiles import ServingProfile
 
 __all__ = [
@@ -66,6 +67,8 @@ class OfferOut(msgspec.Struct, kw_only=True):
     interconnect: Literal["none", "pcie", "nvlink", "nvswitch"]
     interconnect_derived: bool
     interconnect_rule: str
+    network: Network
+    """How the offer's instances reach each other: class, Gbit/s per instance, derived or stated."""
     price_per_hour_usd: float | None
     price_per_gpu_hour_usd: float | None
     spot_price_per_hour_usd: float | None

@@ -184,11 +184,22 @@ _V3: Final = (
 
 _V4: Final = ("ALTER TABLE serving_profiles ADD COLUMN upload_source VARCHAR",)
 
+_V5: Final = (
+    "ALTER TABLE offers ADD COLUMN network_class VARCHAR",
+    "ALTER TABLE offers ADD COLUMN network_gbps DOUBLE",
+    "ALTER TABLE offers ADD COLUMN network_derived BOOLEAN",
+    "ALTER TABLE offers ADD COLUMN network_rule VARCHAR",
+    """UPDATE offers SET network_class = 'ethernet', network_gbps = 10, network_derived = true,
+        network_rule = 'assumed for an offer stored before networks were derived (10 Gbit/s ethernet);'
+            || ' the next import of its sheet derives it'""",
+)
+
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     (1, "catalog, price sheets, profiles, seed state", _V1),
     (2, "stored plans", _V2),
     (3, "reserved prices, sheet reports, refresh runs", _V3),
     (4, "uploaded serving profiles keep their upload source", _V4),
+    (5, "the network between an offer's instances", _V5),
 )
 
 

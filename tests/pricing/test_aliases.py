@@ -71,5 +71,5 @@ def test_every_gpu_name_in_shipped_data_resolves() -> None:
     unresolved = [p for p in catalog.problems if p.column in ("gpu", "accelerator")]
     assert unresolved == []
     assert len(catalog.offers.offers) == 930
-    # Every profile row resolved: the two files hold 1350 + 309 rows.
-    assert len(catalog.profiles.items) == 1659
+    # Every profile row resolved: the three files hold 1350 + 309 + 138 rows.
+    assert len(catalog.profiles.items) == 1797

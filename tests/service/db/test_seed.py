@@ -30,8 +30,13 @@ def test_first_start_loads_every_shipped_file(store: Store) -> None:
     assert loaded["gpus"] == shipped_rows("gpu_specs.csv")
     assert loaded["gpu_aliases"] == shipped_rows("gpu_aliases.csv")
     assert loaded["offers"] == shipped_rows("cloud_gpu_prices.csv")
-    assert loaded["throughput_profiles"] == shipped_rows("throughput_profiles.csv") + shipped_rows(
-        "throughput_mlperf_inference.csv"
+    assert loaded["throughput_profiles"] == sum(
+        shipped_rows(name)
+        for name in (
+            "throughput_profiles.csv",
+            "throughput_mlperf_inference.csv",
+            "throughput_training_llm.csv",
+        )
     )
     assert store.seed_report.loaded
 
