@@ -13,10 +13,10 @@ from collections.abc import Sequence
 
 from service.catalog.cli import register as register_catalog
 from service.cli_buy_vs_rent import register as register_buy_vs_rent
-from service.cli_plan import register as register_plan
 from service.db.cli import register as register_db
 from service.db.store import Store
 from service.errors import InvalidParameter, ServiceError
+from service.plans.cli import register as register_plan
 from service.price_sheets.cli import register as register_prices
 from service.price_sheets.sources import load_sources
 from service.settings import Settings
