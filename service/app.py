@@ -21,7 +21,8 @@ from litestar.di import Provide
 from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 
-from service.buy_vs_rent_schemas import BuyVsRentRequest
+from service.buy_vs_rent.routes import ROUTES as BUY_VS_RENT_ROUTES
+from service.buy_vs_rent.schemas import BuyVsRentRequest
 from service.catalog.gpu_names import gpu_spellings
 from service.catalog.routes import ROUTES as CATALOG_ROUTES
 from service.db.store import Store
@@ -41,7 +42,6 @@ from service.price_sheets.refresh import Refresher
 from service.price_sheets.routes import ROUTES as PRICE_SHEET_ROUTES
 from service.price_sheets.sources import SourceConfig, load_sources
 from service.problems import exception_handlers
-from service.routes.buy_vs_rent import buy_vs_rent_handler
 from service.settings import Settings
 from solver.models import list_models
 from solver.plan_spec import PlanRequest
@@ -67,7 +67,8 @@ class _Scheduling:
         self.scheduler: AsyncIOScheduler | None = None
 
     def start(self) -> None:
-        # Misfire grace in minutes (not APScheduler's 1 s default) and no overlapping runs; see stack notes §4.
+        # Misfire grace in minutes, not APScheduler's 1 s default (which drops a run whenever the event
+        # loop was busy for a second), and never two runs of one source at once.
         scheduler = AsyncIOScheduler(
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 300}
         )
@@ -103,7 +104,7 @@ def _v1_routes() -> Router:
             *ESTIMATE_ROUTES,
             *PLAN_ROUTES,
             *PRICE_SHEET_ROUTES,
-            buy_vs_rent_handler,
+            *BUY_VS_RENT_ROUTES,
         ],
     )
 
