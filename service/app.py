@@ -21,22 +21,27 @@ from litestar.di import Provide
 from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 
-from service.buy_vs_rent_schemas import BuyVsRentRequest
+from service.buy_vs_rent.routes import ROUTES as BUY_VS_RENT_ROUTES
+from service.buy_vs_rent.schemas import BuyVsRentRequest
 from service.catalog.gpu_names import gpu_spellings
 from service.catalog.routes import ROUTES as CATALOG_ROUTES
 from service.db.store import Store
-from service.estimates import MemoryRequest, ThroughputRequest
+from service.estimates.routes import ROUTES as ESTIMATE_ROUTES
+from service.estimates.schemas import MemoryRequest, ThroughputRequest
 from service.health import health_handler, package_version
 from service.http import reject_unknown_query_params
-from service.openapi import document_body_enum, document_known_values, restore_body_zero_bounds
-from service.plans import PlanService
+from service.openapi import (
+    document_body_enum,
+    document_known_values,
+    keep_component_names,
+    restore_body_zero_bounds,
+)
+from service.plans.pipeline import PlanService
+from service.plans.routes import ROUTES as PLAN_ROUTES
 from service.price_sheets.refresh import Refresher
 from service.price_sheets.routes import ROUTES as PRICE_SHEET_ROUTES
 from service.price_sheets.sources import SourceConfig, load_sources
 from service.problems import exception_handlers
-from service.routes.buy_vs_rent import buy_vs_rent_handler
-from service.routes.estimates import memory_handler, throughput_handler
-from service.routes.plans import create_plan_handler, get_plan_handler
 from service.settings import Settings
 from solver.models import list_models
 from solver.plan_spec import PlanRequest
@@ -49,6 +54,10 @@ _DESCRIPTION: Final = (
 )
 
 
+_PUBLISHED_NAMES: Final = {"plans_schemas_OfferRef": "plan_schemas_OfferRef"}
+"""Component names Litestar now derives from the module path, and the names clients already know."""
+
+
 class _Scheduling:
     """The refresh scheduler of one app: made and started by the lifespan, one per run of it."""
 
@@ -58,7 +67,8 @@ class _Scheduling:
         self.scheduler: AsyncIOScheduler | None = None
 
     def start(self) -> None:
-        # Misfire grace in minutes (not APScheduler's 1 s default) and no overlapping runs; see stack notes §4.
+        # Misfire grace in minutes, not APScheduler's 1 s default (which drops a run whenever the event
+        # loop was busy for a second), and never two runs of one source at once.
         scheduler = AsyncIOScheduler(
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 300}
         )
@@ -91,12 +101,10 @@ def _v1_routes() -> Router:
         path="/v1",
         route_handlers=[
             *CATALOG_ROUTES,
-            memory_handler,
-            throughput_handler,
-            create_plan_handler,
-            get_plan_handler,
+            *ESTIMATE_ROUTES,
+            *PLAN_ROUTES,
             *PRICE_SHEET_ROUTES,
-            buy_vs_rent_handler,
+            *BUY_VS_RENT_ROUTES,
         ],
     )
 
@@ -110,6 +118,8 @@ def _document(app: Litestar, store: Store) -> None:
     document_body_enum(app, "MemoryRequest", "gpu", gpu_spellings(snapshot))
     document_body_enum(app, "ThroughputRequest", "gpu", gpu_spellings(snapshot, unique=True))
     document_body_enum(app, "BuyVsRentRequest", "gpu", gpu_spellings(snapshot, unique=True))
+    # Two classes are named OfferRef; the published names predate the feature packages.
+    keep_component_names(app, _PUBLISHED_NAMES)
 
 
 def create_app(settings: Settings | None = None, store: Store | None = None) -> Litestar:

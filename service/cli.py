@@ -1,6 +1,6 @@
-"""The ``gpuplan`` command line: serve the API, manage the database, browse the catalog.
-
-The CLI calls the same functions as the HTTP API (``service.catalog``), on the same database file.
+"""The ``gpuplan`` command line: ``serve`` is here; every other command is registered by its feature
+package's ``cli`` module (``db``, ``gpus`` and ``offers`` from ``catalog``, ``plan``, ``prices``,
+``buy-vs-rent``), which calls the same functions as the HTTP API on the same database file.
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ import os
 import sys
 from collections.abc import Sequence
 
+from service.buy_vs_rent.cli import register as register_buy_vs_rent
 from service.catalog.cli import register as register_catalog
-from service.cli_buy_vs_rent import register as register_buy_vs_rent
-from service.cli_plan import register as register_plan
 from service.db.cli import register as register_db
 from service.db.store import Store
 from service.errors import InvalidParameter, ServiceError
+from service.plans.cli import register as register_plan
 from service.price_sheets.cli import register as register_prices
 from service.price_sheets.sources import load_sources
 from service.settings import Settings
@@ -66,13 +66,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-level", default=settings.log_level, help="GPUPLAN_LOG_LEVEL")
     serve.set_defaults(func=_cmd_serve)
 
-    register_db(sub)
-
-    register_catalog(sub)
-    register_plan(sub)
-    register_prices(sub)
-
-    register_buy_vs_rent(sub)
+    for register in (register_db, register_catalog, register_plan, register_prices, register_buy_vs_rent):
+        register(sub)  # in this order in `gpuplan --help`
     return parser
 
 

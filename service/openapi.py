@@ -1,23 +1,27 @@
-"""Put the catalog's known filter values into the OpenAPI schema as enums.
+"""Complete the generated OpenAPI document: the catalog's known values, zero bounds, stable names.
 
 Filters such as ``provider`` or ``gpu`` only accept values the catalog knows (anything else is a 400
 with close matches). Saying so in the schema lets clients and schema-driven tools (code generators,
 fuzzers) send valid values. The lists are read when the app is built; values added later by a new
 price sheet are accepted too, and appear in the schema after a restart.
+
+Litestar names a component after its class, prefixed by the module path where two classes share a
+name; :func:`keep_component_names` keeps the names clients know when such a class moves.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
 
 import msgspec
 from litestar import Litestar
-from litestar.openapi.spec import Schema
+from litestar.openapi.spec import Reference, Schema
 
 from service.catalog.gpu_names import gpu_spellings
 from service.db.snapshot import CatalogSnapshot
 
-__all__ = ["document_body_enum", "document_known_values", "restore_body_zero_bounds"]
+__all__ = ["document_body_enum", "document_known_values", "keep_component_names", "restore_body_zero_bounds"]
 
 
 def _set_enum(schema: Schema | None, values: Iterable[str]) -> None:
@@ -116,3 +120,28 @@ def document_body_enum(app: Litestar, component_name: str, prop_name: str, value
     prop = component.properties.get(prop_name) if component is not None and component.properties else None
     if isinstance(prop, Schema):
         _set_enum(prop, values)
+
+
+def _retarget(node: object, refs: Mapping[str, str]) -> None:
+    """Point every reference under ``node`` whose target is a key of ``refs`` at its value."""
+    if isinstance(node, Reference):
+        node.ref = refs.get(node.ref, node.ref)
+    elif isinstance(node, dict):
+        for value in node.values():
+            _retarget(value, refs)
+    elif isinstance(node, list | tuple):
+        for value in node:
+            _retarget(value, refs)
+    elif dataclasses.is_dataclass(node):
+        for field in dataclasses.fields(node):
+            _retarget(getattr(node, field.name), refs)
+
+
+def keep_component_names(app: Litestar, names: Mapping[str, str]) -> None:
+    """Rename schema components (generated name → published name) and every reference to them."""
+    schemas = app.openapi_schema.components.schemas or {}
+    for generated, published in names.items():
+        schemas[published] = schemas.pop(generated)
+    app.openapi_schema.components.schemas = dict(sorted(schemas.items()))
+    prefix = "#/components/schemas/"
+    _retarget(app.openapi_schema, {prefix + old: prefix + new for old, new in names.items()})

@@ -24,7 +24,7 @@ import pytest
 
 from service.db.sheet_versions import add_version, rental_sheet
 from service.db.store import Store
-from service.plans import PlanService
+from service.plans.pipeline import PlanService
 from solver.plan_spec import PlanRequest
 from tests.perf.conftest import median_ms, percentile_ms, timed
 from tests.perf.workloads import PLAN_BODIES

@@ -14,7 +14,7 @@ import msgspec
 
 from service.catalog.queries import OfferQuery, list_offers
 from service.db.store import Store
-from service.plans import PlanService
+from service.plans.pipeline import PlanService
 from service.price_sheets.importer import import_sheet
 from solver.plan_spec import PlanRequest
 

@@ -1,4 +1,5 @@
-"""``gpuplan plan workload.json``: plan a workload from a JSON file (the POST /v1/plans body)."""
+"""``gpuplan plan workload.json``: plan a workload from a JSON file (the POST /v1/plans body), through the
+same pipeline as the API."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ from typing import Any
 import msgspec
 from tabulate import tabulate
 
+from service.console import print_json
 from service.db.store import Store
 from service.errors import InvalidParameter
-from service.plan_schemas import PlanOut, ServingPlanOut
-from service.plans import PlanService
+from service.plans.pipeline import PlanService
+from service.plans.schemas import PlanOut, ServingPlanOut
 from solver.errors import NoFeasiblePlan
 from solver.plan_spec import PlanRequest
 
@@ -165,8 +167,7 @@ def _print_fleet(plan: ServingPlanOut) -> None:
 
 def _cmd_plan(args: argparse.Namespace) -> int:
     request = _read_request(args.workload)
-    store = Store.open(args.db)
-    try:
+    with Store.open(args.db) as store:
         try:
             plan = PlanService(store).create(request)
         except NoFeasiblePlan as exc:
@@ -174,15 +175,12 @@ def _cmd_plan(args: argparse.Namespace) -> int:
             for gpu, reasons in exc.rejected.items():
                 print(f"  {gpu}: " + "; ".join(f"{r}: {d}" for r, d in reasons), file=sys.stderr)
             return 3
-    finally:
-        store.close()
     if args.json:
-        print(msgspec.json.encode(plan).decode())
+        print_json(plan)
+    elif isinstance(plan, ServingPlanOut):
+        _print_fleet(plan)
     else:
-        if isinstance(plan, ServingPlanOut):
-            _print_fleet(plan)
-        else:
-            _print_plan(plan)
+        _print_plan(plan)
     return 0
 
 

@@ -18,27 +18,15 @@ from typing import Any
 import msgspec
 from tabulate import tabulate
 
-from service.buy_vs_rent import BuyVsRentRequest, BuyVsRentResponse, buy_vs_rent
-from service.buy_vs_rent_formats import cumulative_cost_svg, monthly_csv
+from service.buy_vs_rent.compare import buy_vs_rent
+from service.buy_vs_rent.formats import cumulative_cost_svg, monthly_csv
+from service.buy_vs_rent.own_inputs import OWN_INPUTS
+from service.buy_vs_rent.schemas import BuyVsRentRequest, BuyVsRentResponse
+from service.console import print_json
 from service.db.store import Store
 from solver.errors import SolverError
 
 __all__ = ["register"]
-
-_OWN_OPTIONS = (
-    ("--purchase-price", "purchase_price_usd_per_gpu", "USD per GPU"),
-    ("--server-overhead", "server_overhead_factor", "whole server cost per GPU / GPU price"),
-    ("--life-years", "useful_life_years", "useful life in years"),
-    ("--residual", "residual_fraction", "salvage value at end of life / capital"),
-    ("--power-kw", "power_kw_per_gpu", "provisioned system power per GPU, kW"),
-    ("--load-fraction", "load_fraction", "share of the power a busy GPU draws"),
-    ("--idle-fraction", "idle_power_fraction", "share of the power an idle GPU draws"),
-    ("--pue", "pue", "power usage effectiveness"),
-    ("--electricity", "electricity_usd_per_kwh", "USD per kWh"),
-    ("--colocation", "colocation_usd_per_kw_month", "USD per provisioned kW-month"),
-    ("--maintenance", "maintenance_fraction_per_year", "yearly maintenance / capital"),
-    ("--discount-rate", "discount_rate", "annual discount rate"),
-)
 
 
 def _demand(text: str) -> list[float]:
@@ -49,7 +37,7 @@ def _demand(text: str) -> list[float]:
 
 
 def _request(args: argparse.Namespace) -> BuyVsRentRequest:
-    own = {field: getattr(args, field) for _, field, _ in _OWN_OPTIONS if getattr(args, field) is not None}
+    own = {i.name: getattr(args, i.name) for i in OWN_INPUTS if getattr(args, i.name) is not None}
     rent: dict[str, Any] = {"commitment": args.commitment}
     if args.rent_price is not None:
         rent["usd_per_gpu_hour"] = args.rent_price
@@ -148,21 +136,18 @@ def _cmd_buy_vs_rent(args: argparse.Namespace) -> int:
     except msgspec.ValidationError as exc:
         print(f"gpuplan: {exc}", file=sys.stderr)
         return 2
-    store = Store.open(args.db)
     try:
-        with _native_stdout_to_stderr():
-            answer = buy_vs_rent(store, request)
+        with Store.open(args.db) as store, _native_stdout_to_stderr():
+            answer = buy_vs_rent(store.snapshot, request)
     except SolverError as exc:
         print(f"gpuplan: {exc}", file=sys.stderr)
         return 1
-    finally:
-        store.close()
     if args.csv is not None:
         Path(args.csv).write_text(monthly_csv(answer), encoding="utf-8", newline="")
     if args.svg is not None:
         Path(args.svg).write_bytes(cumulative_cost_svg(answer))
     if args.json:
-        print(msgspec.json.encode(answer).decode())
+        print_json(answer)
     else:
         _print_summary(answer)
         for label, path in (("CSV", args.csv), ("SVG", args.svg)):
@@ -190,8 +175,8 @@ def register(subparsers: Any) -> None:
     mode.add_argument(
         "--demand", type=_demand, help="busy GPU-hours per month, comma-separated (repeated to the horizon)"
     )
-    for flag, field, text in _OWN_OPTIONS:
-        parser.add_argument(flag, dest=field, type=float, help=text)
+    for item in OWN_INPUTS:  # each ownership input's option, as described in OwnInputs
+        parser.add_argument(item.flag, dest=item.name, type=float, help=item.help)
     parser.add_argument("--rent-price", type=float, help="rent USD per GPU-hour (default: cheapest offer)")
     parser.add_argument("--commitment", choices=["on_demand", "1y", "3y"], default="on_demand")
     parser.add_argument("--csv", metavar="FILE", help="write the monthly schedule as CSV")

@@ -1,23 +1,26 @@
-"""POST /v1/buy-vs-rent: own vs rent for one GPU type, as JSON, CSV (monthly schedule) or an SVG chart."""
+"""The buy-vs-rent route: POST /v1/buy-vs-rent, own vs rent for one GPU type, as JSON, CSV (the monthly
+schedule) or an SVG chart."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Final, Literal, cast
 
 from litestar import Request, Response, post
 from litestar.di import NamedDependency
+from litestar.handlers import HTTPRouteHandler
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, Schema
 from litestar.params import JSONBody, QueryParameter
 
-from service.buy_vs_rent import BuyVsRentRequest, BuyVsRentResponse, buy_vs_rent
-from service.buy_vs_rent_formats import cumulative_cost_svg, monthly_csv
+from service.buy_vs_rent.compare import buy_vs_rent
+from service.buy_vs_rent.formats import cumulative_cost_svg, monthly_csv
+from service.buy_vs_rent.schemas import BuyVsRentRequest, BuyVsRentResponse
 from service.db.store import Store
 from service.errors import InvalidParameter
 from service.http import reject_unknown_query_params
 from service.problems import problem_responses
 
-__all__ = ["buy_vs_rent_handler"]
+__all__ = ["ROUTES"]
 
 CSV_MEDIA_TYPE = "text/csv"
 SVG_MEDIA_TYPE = "image/svg+xml"
@@ -87,7 +90,7 @@ def buy_vs_rent_handler(
     """Own vs rent: owned USD per busy GPU-hour against rent, break-even utilisation and month, NPVs,
     the monthly cash flows, a utilisation × rent grid and a ±20 % tornado, the own + rent hybrid for a
     demand profile, and every number's source."""
-    answer = buy_vs_rent(store, data)
+    answer = buy_vs_rent(store.snapshot, data)
     chosen = _negotiate(request, format)
     if chosen == "csv":
         filename = f"buy-vs-rent-{answer.gpu_id}.csv"
@@ -103,3 +106,7 @@ def buy_vs_rent_handler(
         svg_response = Response(content=cumulative_cost_svg(answer), media_type=SVG_MEDIA_TYPE)
         return cast("Response[BuyVsRentResponse]", svg_response)
     return Response(content=answer)
+
+
+ROUTES: Final[tuple[HTTPRouteHandler, ...]] = (buy_vs_rent_handler,)
+"""The buy-vs-rent handler."""

@@ -23,7 +23,7 @@ matplotlib.rcParams["svg.hashsalt"] = "gpuplan"
 
 from matplotlib.figure import Figure  # noqa: E402  (after the backend is chosen)
 
-from service.buy_vs_rent_schemas import BuyVsRentResponse, MonthRow  # noqa: E402
+from service.buy_vs_rent.schemas import BuyVsRentResponse, MonthRow  # noqa: E402
 
 __all__ = ["CSV_COLUMNS", "cumulative_cost_svg", "monthly_csv", "safe_cell", "write_csv_rows"]
 

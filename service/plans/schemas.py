@@ -1,4 +1,5 @@
-"""The stored plan as the API returns it (POST /v1/plans, GET /v1/plans/{plan_id})."""
+"""The stored plan as the API returns it (POST /v1/plans, GET /v1/plans/{plan_id}): a job plan
+(``plan_type`` ``job``) or a serving fleet (``serving``)."""
 
 from __future__ import annotations
 

@@ -1,23 +1,21 @@
-"""POST /v1/memory and POST /v1/throughput: what a workload needs and how fast it runs."""
+"""The estimate routes: POST /v1/memory and POST /v1/throughput (what a workload needs, how fast it runs)."""
 
 from __future__ import annotations
 
+from typing import Final
+
 from litestar import post
 from litestar.di import NamedDependency
+from litestar.handlers import HTTPRouteHandler
 from litestar.params import JSONBody
 
 from service.db.store import Store
-from service.estimates import (
-    MemoryRequest,
-    MemoryResponse,
-    ThroughputRequest,
-    ThroughputResponse,
-    estimate_memory_for,
-    estimate_throughput_for,
-)
+from service.estimates.memory import estimate_memory_for
+from service.estimates.schemas import MemoryRequest, MemoryResponse, ThroughputRequest, ThroughputResponse
+from service.estimates.throughput import estimate_throughput_for
 from service.problems import problem_responses
 
-__all__ = ["memory_handler", "throughput_handler"]
+__all__ = ["ROUTES"]
 
 
 @post(
@@ -31,7 +29,7 @@ __all__ = ["memory_handler", "throughput_handler"]
 def memory_handler(store: NamedDependency[Store], data: JSONBody[MemoryRequest]) -> MemoryResponse:
     """Per-GPU peak memory (allocated + runtime overhead) with a band and a breakdown, and the fit on
     the given GPU (every variant of an alias such as ``H100``) or on every catalog GPU."""
-    return estimate_memory_for(store, data)
+    return estimate_memory_for(store.snapshot, data)
 
 
 @post(
@@ -48,4 +46,8 @@ def throughput_handler(
     """Throughput of the workload on ``gpu_count`` × ``gpu`` in the task's unit, with ``provenance``
     (measured rows cited, or derived with the method), the rows used and a confidence. 422 when no
     measured row or calibration supports an estimate (e.g. fp8 on a GPU without fp8 tensor cores)."""
-    return estimate_throughput_for(store, data)
+    return estimate_throughput_for(store.snapshot, data)
+
+
+ROUTES: Final[tuple[HTTPRouteHandler, ...]] = (memory_handler, throughput_handler)
+"""The estimate handlers, in registration order."""

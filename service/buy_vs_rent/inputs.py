@@ -1,9 +1,9 @@
 """Inputs of a buy-vs-rent request: the GPU, the demand, every ownership input and the rent price.
 
-Loads what the request needs with one query (the GPU's current ownership price rows, the current
-ownership defaults and the GPU's priced current offers), then fills each input from the request or
-its sourced default, recording the source as an ``Assumption``. Cross-field rules JSON Schema cannot
-express are 400s naming the field.
+Reads what the request needs from the catalog snapshot (the GPU's current ownership price rows, the
+current ownership defaults and the GPU's priced current offers), then fills each input from the
+request or its sourced default, recording the source as an ``Assumption``. Cross-field rules JSON
+Schema cannot express are 400s naming the field.
 """
 
 from __future__ import annotations
@@ -21,28 +21,21 @@ from pricing.ownership_defaults import (
     choose_defaults,
     commitment_discount,
 )
-from service.buy_vs_rent_schemas import Assumption, BuyVsRentRequest, OfferRef
+from service.buy_vs_rent.own_inputs import UNITS
+from service.buy_vs_rent.schemas import Assumption, BuyVsRentRequest, Commitment, OfferRef
 from service.catalog.gpu_names import resolve_gpu_names
-from service.db.store import Store
+from service.db.snapshot import CatalogSnapshot
 from service.errors import InvalidParameter
 
-__all__ = ["SheetOffer", "load_sheet_rows", "rent_price", "resolve_demand", "resolve_gpu", "resolve_inputs"]
-
-_OWN_FIELDS = tuple(tco.OwnershipInputs.__struct_fields__)
-_UNITS = {
-    "purchase_price_usd_per_gpu": "USD per GPU",
-    "server_overhead_factor": "ratio",
-    "useful_life_years": "years",
-    "residual_fraction": "fraction of capital",
-    "power_kw_per_gpu": "kW",
-    "load_fraction": "fraction of provisioned power",
-    "idle_power_fraction": "fraction of provisioned power",
-    "pue": "ratio",
-    "electricity_usd_per_kwh": "USD/kWh",
-    "colocation_usd_per_kw_month": "USD/kW-month",
-    "maintenance_fraction_per_year": "fraction of capital per year",
-    "discount_rate": "per year",
-}
+__all__ = [
+    "SheetOffer",
+    "SheetRows",
+    "rent_price",
+    "resolve_demand",
+    "resolve_gpu",
+    "resolve_inputs",
+    "sheet_rows",
+]
 
 
 class SheetOffer(msgspec.Struct, frozen=True, kw_only=True):
@@ -58,40 +51,44 @@ class SheetOffer(msgspec.Struct, frozen=True, kw_only=True):
     sheet_source: str
 
 
-_LOAD_SQL = """
-WITH own_versions AS (SELECT version FROM current_sheets WHERE kind = 'ownership')
-SELECT 'price', to_json(p)::VARCHAR FROM (
-    SELECT * RENAME (version AS sheet_version) FROM ownership_prices
-    WHERE gpu_id = ? AND version IN (SELECT version FROM own_versions)) p
-UNION ALL
-SELECT 'default', to_json(d)::VARCHAR FROM (
-    SELECT * RENAME (version AS sheet_version) FROM ownership_defaults
-    WHERE version IN (SELECT version FROM own_versions)) d
-UNION ALL
-SELECT 'offer', to_json(o)::VARCHAR FROM (
-    SELECT o.offer_id, o.provider, o.instance_type, o.region, o.gpus_per_instance, o.price_per_hour_usd,
-           o.version AS sheet_version, s.source AS sheet_source
-    FROM current_offers o JOIN current_sheets s ON s.version = o.version
-    WHERE o.gpu_id = ? AND o.price_per_hour_usd > 0 AND o.gpus_per_instance > 0) o
-"""
+class SheetRows(msgspec.Struct, frozen=True, kw_only=True):
+    """What the current sheets say about one GPU: its purchase prices, every finance default, and its
+    offers with an on-demand price (all from the catalog snapshot)."""
+
+    prices: list[SheetPrice]
+    defaults: list[SheetDefault]
+    offers: list[SheetOffer]
 
 
-def load_sheet_rows(
-    store: Store, gpu_id: str
-) -> tuple[list[SheetPrice], list[SheetDefault], list[SheetOffer]]:
-    """The GPU's current price rows, all current defaults and the GPU's priced offers: one query."""
-    with store.cursor() as cur:
-        rows = cur.execute(_LOAD_SQL, [gpu_id, gpu_id]).fetchall()
-    prices = [msgspec.json.decode(text, type=SheetPrice) for kind, text in rows if kind == "price"]
-    defaults = [msgspec.json.decode(text, type=SheetDefault) for kind, text in rows if kind == "default"]
-    offers = [msgspec.json.decode(text, type=SheetOffer) for kind, text in rows if kind == "offer"]
-    return prices, defaults, offers
+def sheet_rows(snapshot: CatalogSnapshot, gpu_id: str) -> SheetRows:
+    """The GPU's current ownership price rows, all current defaults and the GPU's priced offers."""
+    sources = {sheet.version: sheet.source for sheet in snapshot.sheets}
+    offers = [
+        SheetOffer(
+            offer_id=o.offer_id,
+            provider=o.provider,
+            instance_type=o.instance_type,
+            region=o.region,
+            gpus_per_instance=o.gpus_per_instance,
+            price_per_hour_usd=o.price_per_hour_usd,
+            sheet_version=current.sheet_version,
+            sheet_source=sources[current.sheet_version],
+        )
+        for current in snapshot.offers
+        if (o := current.offer).gpu_id == gpu_id
+        and o.price_per_hour_usd is not None
+        and o.price_per_hour_usd > 0
+        and o.gpus_per_instance > 0
+    ]
+    ownership = snapshot.ownership
+    return SheetRows(prices=ownership.prices.get(gpu_id, []), defaults=ownership.defaults, offers=offers)
 
 
-def resolve_gpu(store: Store, text: str) -> str:
-    ids = resolve_gpu_names(store.snapshot, text, field="gpu")
+def resolve_gpu(snapshot: CatalogSnapshot, text: str) -> str:
+    """Exactly one GPU: buy vs rent prices one GPU type (a 400 naming the candidates otherwise)."""
+    ids = resolve_gpu_names(snapshot, text, field="gpu")
     if len(ids) > 1:
-        names = [store.snapshot.gpus[i].name for i in ids]
+        names = [snapshot.gpus[i].name for i in ids]
         raise InvalidParameter(
             "gpu",
             f"{text!r} can be {', '.join(names)}; name one (buy vs rent prices one GPU type)",
@@ -141,13 +138,13 @@ def resolve_inputs(
     )
     values: dict[str, float] = {}
     assumptions: list[Assumption] = []
-    for name in _OWN_FIELDS:
+    for name in UNITS:
         given = getattr(own, name)
         if given is not None:
             values[name] = float(given)
             assumptions.append(
                 Assumption(
-                    name=name, value=float(given), unit=_UNITS[name], source="request", citation="request"
+                    name=name, value=float(given), unit=UNITS[name], source="request", citation="request"
                 )
             )
             continue
@@ -156,43 +153,14 @@ def resolve_inputs(
             what = "purchase price" if name == "purchase_price_usd_per_gpu" else "default"
             raise InvalidParameter(f"own.{name}", f"the ownership sheet has no {what} for this GPU; give it")
         values[name] = default.value
-        assumptions.append(
-            Assumption(
-                name=name,
-                value=default.value,
-                unit=default.unit,
-                source=default.source,
-                citation=default.citation,
-                sheet_version=default.sheet_version,
-                confidence=default.confidence,
-            )
-        )
+        assumptions.append(_sourced(name, default))
     return tco.OwnershipInputs(**values), assumptions
 
 
-def rent_price(
-    request: BuyVsRentRequest, defaults: Sequence[SheetDefault], offers: Sequence[SheetOffer]
-) -> tuple[float, OfferRef | None, list[Assumption]]:
-    commitment = request.rent.commitment
-    if request.rent.usd_per_gpu_hour is not None:
-        price = float(request.rent.usd_per_gpu_hour)
-        return (
-            price,
-            None,
-            [
-                Assumption(
-                    name="rent_usd_per_gpu_hour",
-                    value=price,
-                    unit="USD per GPU-hour",
-                    source="request",
-                    citation=f"request ({commitment} rate)",
-                )
-            ],
-        )
-    if not offers:
-        raise InvalidParameter(
-            "rent.usd_per_gpu_hour", "no current rental offer prices this GPU on demand; give the rent price"
-        )
+def _discounted(
+    offers: Sequence[SheetOffer], defaults: Sequence[SheetDefault], commitment: Commitment
+) -> tuple[float, SheetOffer, SourcedValue | None]:
+    """The cheapest offer per GPU-hour after the provider's commitment discount (a 400 without one)."""
     priced: list[tuple[float, SheetOffer, SourcedValue | None]] = []
     for offer in offers:
         on_demand = offer.price_per_hour_usd / offer.gpus_per_instance
@@ -204,10 +172,11 @@ def rent_price(
                 "rent.commitment", f"the ownership sheet has no {commitment} discount to apply"
             )
         priced.append((on_demand * (1.0 - (discount.value if discount else 0.0)), offer, discount))
-    price, offer, discount = min(
-        priced, key=lambda p: (p[0], p[1].provider, p[1].instance_type, p[1].region, p[1].offer_id)
-    )
-    ref = OfferRef(
+    return min(priced, key=lambda p: (p[0], p[1].provider, p[1].instance_type, p[1].region, p[1].offer_id))
+
+
+def _offer_ref(offer: SheetOffer, discount: SourcedValue | None) -> OfferRef:
+    return OfferRef(
         offer_id=offer.offer_id,
         provider=offer.provider,
         instance_type=offer.instance_type,
@@ -219,6 +188,40 @@ def rent_price(
         sheet_version=offer.sheet_version,
         sheet_source=offer.sheet_source,
     )
+
+
+def _sourced(name: str, value: SourcedValue) -> Assumption:
+    return Assumption(
+        name=name,
+        value=value.value,
+        unit=value.unit,
+        source=value.source,
+        citation=value.citation,
+        sheet_version=value.sheet_version,
+        confidence=value.confidence,
+    )
+
+
+def rent_price(
+    request: BuyVsRentRequest, defaults: Sequence[SheetDefault], offers: Sequence[SheetOffer]
+) -> tuple[float, OfferRef | None, list[Assumption]]:
+    """The rent per GPU-hour: the request's, else the cheapest current offer's after the discount."""
+    commitment = request.rent.commitment
+    if request.rent.usd_per_gpu_hour is not None:
+        price = float(request.rent.usd_per_gpu_hour)
+        given = Assumption(
+            name="rent_usd_per_gpu_hour",
+            value=price,
+            unit="USD per GPU-hour",
+            source="request",
+            citation=f"request ({commitment} rate)",
+        )
+        return price, None, [given]
+    if not offers:
+        raise InvalidParameter(
+            "rent.usd_per_gpu_hour", "no current rental offer prices this GPU on demand; give the rent price"
+        )
+    price, offer, discount = _discounted(offers, defaults, commitment)
     assumptions = [
         Assumption(
             name="rent_usd_per_gpu_hour",
@@ -234,15 +237,5 @@ def rent_price(
         )
     ]
     if discount is not None:
-        assumptions.append(
-            Assumption(
-                name=f"commitment_discount_{commitment}",
-                value=discount.value,
-                unit=discount.unit,
-                source=discount.source,
-                citation=discount.citation,
-                sheet_version=discount.sheet_version,
-                confidence=discount.confidence,
-            )
-        )
-    return price, ref, assumptions
+        assumptions.append(_sourced(f"commitment_discount_{commitment}", discount))
+    return price, _offer_ref(offer, discount), assumptions

@@ -13,7 +13,7 @@ import threading
 from pricing import tco
 from pricing.interconnect import derive_interconnect
 from pricing.ownership_defaults import choose_defaults
-from service.db.snapshot import CatalogSnapshot, Derived, OwnershipRows
+from service.db.snapshot import CatalogSnapshot, Derived
 from solver.candidates import Rejection, Supply
 
 __all__ = ["OWNED_SUPPLIES", "OwnedSupplies", "owned_supplies"]
@@ -33,17 +33,16 @@ class OwnedSupplies:
     def at(self, utilization: float) -> tuple[list[Supply], list[Rejection]]:
         with self._lock:
             if utilization not in self._at:
-                self._at[utilization] = owned_supplies(self._snapshot, self._snapshot.ownership, utilization)
+                self._at[utilization] = owned_supplies(self._snapshot, utilization)
             return self._at[utilization]
 
 
 OWNED_SUPPLIES: Derived[OwnedSupplies] = Derived("owned supplies", OwnedSupplies)
 
 
-def owned_supplies(
-    snapshot: CatalogSnapshot, rows: OwnershipRows, utilization: float
-) -> tuple[list[Supply], list[Rejection]]:
+def owned_supplies(snapshot: CatalogSnapshot, utilization: float) -> tuple[list[Supply], list[Rejection]]:
     """Owned supplies for every GPU the sheets price, and why the others cannot be owned."""
+    rows = snapshot.ownership
     supplies: list[Supply] = []
     rejections: list[Rejection] = []
     for gpu_id, gpu in sorted(snapshot.gpus.items()):

@@ -1,4 +1,8 @@
-"""Request and response bodies of ``POST /v1/buy-vs-rent`` (msgspec Structs; OpenAPI comes from them)."""
+"""Request and response bodies of ``POST /v1/buy-vs-rent`` (msgspec Structs; OpenAPI comes from them).
+
+:class:`OwnInputs` is the one description of every ownership input: its bounds and API description,
+its unit and its CLI option (the units table and the CLI options are derived from it).
+"""
 
 from __future__ import annotations
 
@@ -30,43 +34,144 @@ _Money = Annotated[float, Meta(gt=0, le=1e8)]
 _Fraction = Annotated[float, Meta(ge=0, le=1)]
 
 
+def _input(unit: str, flag: str, cli_help: str, description: str | None = None) -> Meta:
+    """One ownership input, described once: the API's description, its unit (in ``assumptions``) and its
+    ``gpuplan buy-vs-rent`` option (``service.buy_vs_rent.own_inputs`` reads them back)."""
+    return Meta(description=description, extra={"unit": unit, "flag": flag, "help": cli_help})
+
+
 class OwnInputs(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """Ownership inputs per GPU; each one left out defaults from the ownership sheet (or a cited default)."""
 
     purchase_price_usd_per_gpu: (
-        Annotated[_Money, Meta(description="GPU price in USD (capital = price × server_overhead_factor)")]
+        Annotated[
+            _Money,
+            _input(
+                "USD per GPU",
+                "--purchase-price",
+                "USD per GPU",
+                "GPU price in USD (capital = price × server_overhead_factor)",
+            ),
+        ]
         | None
     ) = None
     server_overhead_factor: (
-        Annotated[float, Meta(ge=1, le=10, description="Whole server cost per GPU / GPU price")] | None
+        Annotated[
+            float,
+            Meta(ge=1, le=10),
+            _input(
+                "ratio",
+                "--server-overhead",
+                "whole server cost per GPU / GPU price",
+                "Whole server cost per GPU / GPU price",
+            ),
+        ]
+        | None
     ) = None
-    useful_life_years: Annotated[float, Meta(gt=0, le=30, description="Years until replacement")] | None = (
-        None
-    )
+    useful_life_years: (
+        Annotated[
+            float,
+            Meta(gt=0, le=30),
+            _input("years", "--life-years", "useful life in years", "Years until replacement"),
+        ]
+        | None
+    ) = None
     residual_fraction: (
-        Annotated[_Fraction, Meta(description="Salvage value at end of life / capital")] | None
+        Annotated[
+            _Fraction,
+            _input(
+                "fraction of capital",
+                "--residual",
+                "salvage value at end of life / capital",
+                "Salvage value at end of life / capital",
+            ),
+        ]
+        | None
     ) = None
     power_kw_per_gpu: (
-        Annotated[float, Meta(gt=0, le=100, description="Provisioned (nameplate) system power per GPU, kW")]
+        Annotated[
+            float,
+            Meta(gt=0, le=100),
+            _input(
+                "kW",
+                "--power-kw",
+                "provisioned system power per GPU, kW",
+                "Provisioned (nameplate) system power per GPU, kW",
+            ),
+        ]
         | None
     ) = None
     load_fraction: (
-        Annotated[_Fraction, Meta(description="Share of the provisioned power a busy GPU draws")] | None
+        Annotated[
+            _Fraction,
+            _input(
+                "fraction of provisioned power",
+                "--load-fraction",
+                "share of the power a busy GPU draws",
+                "Share of the provisioned power a busy GPU draws",
+            ),
+        ]
+        | None
     ) = None
     idle_power_fraction: (
-        Annotated[_Fraction, Meta(description="Share of the provisioned power an idle GPU draws")] | None
+        Annotated[
+            _Fraction,
+            _input(
+                "fraction of provisioned power",
+                "--idle-fraction",
+                "share of the power an idle GPU draws",
+                "Share of the provisioned power an idle GPU draws",
+            ),
+        ]
+        | None
     ) = None
-    pue: Annotated[float, Meta(ge=1, le=5, description="Power usage effectiveness")] | None = None
-    electricity_usd_per_kwh: Annotated[float, Meta(ge=0, le=10)] | None = None
+    pue: (
+        Annotated[
+            float,
+            Meta(ge=1, le=5),
+            _input("ratio", "--pue", "power usage effectiveness", "Power usage effectiveness"),
+        ]
+        | None
+    ) = None
+    electricity_usd_per_kwh: (
+        Annotated[float, Meta(ge=0, le=10), _input("USD/kWh", "--electricity", "USD per kWh")] | None
+    ) = None
     colocation_usd_per_kw_month: (
-        Annotated[float, Meta(ge=0, le=100_000, description="Charged on the provisioned kW, busy or idle")]
+        Annotated[
+            float,
+            Meta(ge=0, le=100_000),
+            _input(
+                "USD/kW-month",
+                "--colocation",
+                "USD per provisioned kW-month",
+                "Charged on the provisioned kW, busy or idle",
+            ),
+        ]
         | None
     ) = None
     maintenance_fraction_per_year: (
-        Annotated[_Fraction, Meta(description="Yearly maintenance / capital")] | None
+        Annotated[
+            _Fraction,
+            _input(
+                "fraction of capital per year",
+                "--maintenance",
+                "yearly maintenance / capital",
+                "Yearly maintenance / capital",
+            ),
+        ]
+        | None
     ) = None
     discount_rate: (
-        Annotated[_Fraction, Meta(description="Annual discount rate (0: no discounting)")] | None
+        Annotated[
+            _Fraction,
+            _input(
+                "per year",
+                "--discount-rate",
+                "annual discount rate",
+                "Annual discount rate (0: no discounting)",
+            ),
+        ]
+        | None
     ) = None
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from service.buy_vs_rent_formats import CSV_COLUMNS
+from service.buy_vs_rent.formats import CSV_COLUMNS
 from service.cli import main
 
 

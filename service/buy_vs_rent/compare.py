@@ -2,9 +2,9 @@
 
 The arithmetic and its conventions are in ``pricing.tco`` (owned cost, cash flows, NPV, break-even),
 ``pricing.tco_sensitivity`` (grid, tornado) and ``solver.hybrid`` (own + rent MILP); defaults come
-from the current ownership sheet (``pricing.ownership_defaults``). ``service.buy_vs_rent_inputs`` loads
-what a request needs with one query and fills every input from the request or a sourced default;
-this module assembles the answer with every number's source in ``assumptions``.
+from the current ownership sheet (``pricing.ownership_defaults``). ``service.buy_vs_rent.inputs`` reads
+what a request needs from the catalog snapshot and fills every input from the request or a sourced
+default; this module assembles the answer with every number's source in ``assumptions``.
 
 Service conventions on top of ``pricing.tco``:
 
@@ -20,18 +20,14 @@ Service conventions on top of ``pricing.tco``:
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Final, Literal
+
+import msgspec
 
 from pricing import tco
 from pricing.tco_sensitivity import Scenario, sensitivity_grid, tornado
-from service.buy_vs_rent_inputs import (
-    load_sheet_rows,
-    rent_price,
-    resolve_demand,
-    resolve_gpu,
-    resolve_inputs,
-)
-from service.buy_vs_rent_schemas import (
+from service.buy_vs_rent.inputs import rent_price, resolve_demand, resolve_gpu, resolve_inputs, sheet_rows
+from service.buy_vs_rent.schemas import (
     Assumption,
     BuyVsRentRequest,
     BuyVsRentResponse,
@@ -40,10 +36,10 @@ from service.buy_vs_rent_schemas import (
     Recommendation,
     Sensitivity,
 )
-from service.db.store import Store
+from service.db.snapshot import CatalogSnapshot
 from solver.hybrid import FleetCost, HybridProblem, solve_hybrid
 
-__all__ = ["BuyVsRentRequest", "BuyVsRentResponse", "buy_vs_rent"]
+__all__ = ["buy_vs_rent"]
 
 
 def _derived(inputs: tco.OwnershipInputs, utilization: float) -> list[Assumption]:
@@ -141,18 +137,31 @@ def _money(value: float) -> str:
     return f"${value:,.0f}"
 
 
+class Headline(msgspec.Struct, frozen=True, kw_only=True):
+    """The numbers the recommendation weighs (all in the answer too)."""
+
+    npv_own_usd: float
+    npv_rent_usd: float
+    horizon_months: int
+    discount_rate: float
+    owned_usd_per_busy_gpu_hour: float
+    rent_usd_per_busy_gpu_hour: float
+    utilization: float
+    break_even_month: int | None
+
+
 def _recommend(
-    response: dict[str, Any], gpu_name: str, gpus: int, hybrid: HybridOut | None, break_even: tco.BreakEven
+    headline: Headline, gpu_name: str, gpus: int, hybrid: HybridOut | None, break_even: tco.BreakEven
 ) -> Recommendation:
-    own, rent = response["npv_own_usd"], response["npv_rent_usd"]
-    horizon, rate = response["horizon_months"], response["discount_rate"]
+    own, rent = headline.npv_own_usd, headline.npv_rent_usd
     options: list[tuple[Literal["own", "rent", "hybrid"], float]] = [("own", own), ("rent", rent)]
     if hybrid is not None and 0 < hybrid.owned_gpus < hybrid.peak_gpus:
         options.append(("hybrid", hybrid.npv_hybrid_usd))
     choice, best = min(options, key=lambda o: o[1])
     runner_up = min(v for k, v in options if k != choice)
     parts = [
-        f"{choice} has the lowest present cost over {horizon} months at a {rate:.1%} discount rate: "
+        f"{choice} has the lowest present cost over {headline.horizon_months} months at a "
+        f"{headline.discount_rate:.1%} discount rate: "
         f"{_money(best)} against {_money(runner_up)} for the next option "
         f"(own {gpus} × {gpu_name} {_money(own)}, rent {_money(rent)}"
         + (
@@ -161,14 +170,14 @@ def _recommend(
             else ""
         )
         + ").",
-        f"Owned cost {response['owned_usd_per_busy_gpu_hour']:.2f} USD per busy GPU-hour at "
-        f"{response['utilization']:.0%} utilisation vs rent {response['rent_usd_per_busy_gpu_hour']:.2f}.",
+        f"Owned cost {headline.owned_usd_per_busy_gpu_hour:.2f} USD per busy GPU-hour at "
+        f"{headline.utilization:.0%} utilisation vs rent {headline.rent_usd_per_busy_gpu_hour:.2f}.",
     ]
     if break_even.utilization is not None:
         parts.append(f"Owning is cheaper {break_even.own_cheaper} {break_even.utilization:.0%} utilisation.")
     else:
         parts.append(f"Owning is {break_even.own_cheaper} cheaper at any utilisation.")
-    month = response["break_even_month"]
+    month = headline.break_even_month
     parts.append(
         f"Cumulative cost of owning falls to renting's in month {month}."
         if month is not None
@@ -177,24 +186,8 @@ def _recommend(
     return Recommendation(choice=choice, reason=" ".join(parts))
 
 
-def buy_vs_rent(store: Store, request: BuyVsRentRequest) -> BuyVsRentResponse:
-    """Own vs rent (and the hybrid for a demand profile) for one GPU type."""
-    gpu_id = resolve_gpu(store, request.gpu)
-    gpu = store.snapshot.gpus[gpu_id]
-    gpus, busy, is_profile = resolve_demand(request)
-    prices, defaults, offers = load_sheet_rows(store, gpu_id)
-    inputs, assumptions = resolve_inputs(request, prices, defaults, gpu.tdp_w)
-    rent, offer, rent_assumptions = rent_price(request, defaults, offers)
-    billing: tco.RentBilling = "per_busy_hour" if request.rent.commitment == "on_demand" else "reserved"
-    comparison = tco.compare(
-        inputs, gpus=gpus, busy_gpu_hours=busy, rent_usd_per_gpu_hour=rent, billing=billing
-    )
-    scenario = Scenario(
-        inputs=inputs, gpus=gpus, busy_gpu_hours=busy, rent_usd_per_gpu_hour=rent, billing=billing
-    )
-    utilization = scenario.mean_utilization
-    break_even = tco.break_even_utilization(inputs, rent, billing)
-    hybrid, hybrid_flows = _hybrid(inputs, busy, rent, billing) if is_profile else (None, None)
+def _schedule(comparison: tco.Comparison, hybrid_flows: list[float] | None) -> list[MonthRow]:
+    """The monthly rows with their running totals (the hybrid's where there is a demand profile)."""
     rows: list[MonthRow] = []
     cum_own = cum_rent = cum_hybrid = 0.0
     for flow in comparison.months:
@@ -216,39 +209,67 @@ def buy_vs_rent(store: Store, request: BuyVsRentRequest) -> BuyVsRentResponse:
                 cumulative_hybrid_usd=cum_hybrid if hybrid_usd is not None else None,
             )
         )
-    rent_per_busy = rent if billing == "per_busy_hour" else rent / utilization
-    headline: dict[str, Any] = {
-        "npv_own_usd": comparison.npv_own_usd,
-        "npv_rent_usd": comparison.npv_rent_usd,
-        "horizon_months": request.horizon_months,
-        "discount_rate": inputs.discount_rate,
-        "owned_usd_per_busy_gpu_hour": tco.owned_usd_per_busy_gpu_hour(inputs, utilization),
-        "rent_usd_per_busy_gpu_hour": rent_per_busy,
-        "utilization": utilization,
-        "break_even_month": comparison.break_even_month,
-    }
+    return rows
+
+
+def _sensitivity(scenario: Scenario, comparison: tco.Comparison) -> Sensitivity:
+    return Sensitivity(
+        measure="own advantage = NPV of renting − NPV of owning (USD; positive: owning saves)",
+        base_own_advantage_usd=comparison.npv_rent_usd - comparison.npv_own_usd,
+        grid=sensitivity_grid(scenario),
+        tornado=tornado(scenario),
+    )
+
+
+_PEAK_GPUS: Final = Assumption(
+    name="gpu_count",
+    value=0.0,
+    unit="GPUs",
+    source="derived",
+    citation="enough GPUs for the peak month: ⌈max demand / 730⌉",
+)
+
+
+def buy_vs_rent(snapshot: CatalogSnapshot, request: BuyVsRentRequest) -> BuyVsRentResponse:
+    """Own vs rent (and the hybrid for a demand profile) for one GPU type."""
+    gpu = snapshot.gpus[resolve_gpu(snapshot, request.gpu)]
+    gpus, busy, is_profile = resolve_demand(request)
+    sheets = sheet_rows(snapshot, gpu.gpu_id)
+    inputs, assumptions = resolve_inputs(request, sheets.prices, sheets.defaults, gpu.tdp_w)
+    rent, offer, rent_assumptions = rent_price(request, sheets.defaults, sheets.offers)
+    billing: tco.RentBilling = "per_busy_hour" if request.rent.commitment == "on_demand" else "reserved"
+    comparison = tco.compare(
+        inputs, gpus=gpus, busy_gpu_hours=busy, rent_usd_per_gpu_hour=rent, billing=billing
+    )
+    scenario = Scenario(
+        inputs=inputs, gpus=gpus, busy_gpu_hours=busy, rent_usd_per_gpu_hour=rent, billing=billing
+    )
+    utilization = scenario.mean_utilization
+    break_even = tco.break_even_utilization(inputs, rent, billing)
+    hybrid, hybrid_flows = _hybrid(inputs, busy, rent, billing) if is_profile else (None, None)
+    headline = Headline(
+        npv_own_usd=comparison.npv_own_usd,
+        npv_rent_usd=comparison.npv_rent_usd,
+        horizon_months=request.horizon_months,
+        discount_rate=inputs.discount_rate,
+        owned_usd_per_busy_gpu_hour=tco.owned_usd_per_busy_gpu_hour(inputs, utilization),
+        rent_usd_per_busy_gpu_hour=rent if billing == "per_busy_hour" else rent / utilization,
+        utilization=utilization,
+        break_even_month=comparison.break_even_month,
+    )
     if request.gpu_count is None:
-        assumptions.append(
-            Assumption(
-                name="gpu_count",
-                value=float(gpus),
-                unit="GPUs",
-                source="derived",
-                citation="enough GPUs for the peak month: ⌈max demand / 730⌉",
-            )
-        )
-    sheet_versions = {p.sheet_version for p in prices} | {d.sheet_version for d in defaults}
+        assumptions.append(msgspec.structs.replace(_PEAK_GPUS, value=float(gpus)))
     return BuyVsRentResponse(
-        gpu_id=gpu_id,
+        gpu_id=gpu.gpu_id,
         gpu_name=gpu.name,
         gpu_count=gpus,
         horizon_months=request.horizon_months,
         utilization=utilization,
         commitment=request.rent.commitment,
         rent_billing=billing,
-        owned_usd_per_busy_gpu_hour=headline["owned_usd_per_busy_gpu_hour"],
+        owned_usd_per_busy_gpu_hour=headline.owned_usd_per_busy_gpu_hour,
         rent_usd_per_gpu_hour=rent,
-        rent_usd_per_busy_gpu_hour=rent_per_busy,
+        rent_usd_per_busy_gpu_hour=headline.rent_usd_per_busy_gpu_hour,
         break_even_utilization=break_even.utilization,
         break_even_own_cheaper=break_even.own_cheaper,
         break_even_month=comparison.break_even_month,
@@ -257,15 +278,12 @@ def buy_vs_rent(store: Store, request: BuyVsRentRequest) -> BuyVsRentResponse:
         total_own_usd=comparison.total_own_usd,
         total_rent_usd=comparison.total_rent_usd,
         recommendation=_recommend(headline, gpu.name, gpus, hybrid, break_even),
-        monthly=rows,
-        sensitivity=Sensitivity(
-            measure="own advantage = NPV of renting − NPV of owning (USD; positive: owning saves)",
-            base_own_advantage_usd=comparison.npv_rent_usd - comparison.npv_own_usd,
-            grid=sensitivity_grid(scenario),
-            tornado=tornado(scenario),
-        ),
+        monthly=_schedule(comparison, hybrid_flows),
+        sensitivity=_sensitivity(scenario, comparison),
         hybrid=hybrid,
         rent_offer=offer,
-        ownership_sheet_versions=sorted(sheet_versions),
+        ownership_sheet_versions=sorted(
+            {p.sheet_version for p in sheets.prices} | {d.sheet_version for d in sheets.defaults}
+        ),
         assumptions=[*assumptions, *rent_assumptions, *_derived(inputs, utilization)],
     )

@@ -1,4 +1,4 @@
-"""POST /v1/plans and GET /v1/plans/{plan_id}: costed plans for train, fine-tune and batch inference."""
+"""The plan routes: POST /v1/plans (job plans and serving fleets) and GET /v1/plans/{plan_id}."""
 
 from __future__ import annotations
 
@@ -8,14 +8,15 @@ import anyio
 import anyio.to_thread
 from litestar import Response, get, post
 from litestar.di import NamedDependency
+from litestar.handlers import HTTPRouteHandler
 from litestar.params import JSONBody, PathParameter
 
-from service.plan_schemas import PlanOut, ServingPlanOut
-from service.plans import PlanService
+from service.plans.pipeline import PlanService
+from service.plans.schemas import PlanOut, ServingPlanOut
 from service.problems import problem_responses
 from solver.plan_spec import PlanRequest
 
-__all__ = ["PLAN_CONCURRENCY", "create_plan_handler", "get_plan_handler"]
+__all__ = ["PLAN_CONCURRENCY", "ROUTES"]
 
 PLAN_CONCURRENCY: Final = 4
 """Plans computed at once (off the event loop, in worker threads); more requests wait their turn."""
@@ -60,3 +61,7 @@ def get_plan_handler(
 ) -> PlanOut | ServingPlanOut:
     """A stored plan, exactly as it was returned."""
     return plans.get(plan_id)
+
+
+ROUTES: Final[tuple[HTTPRouteHandler, ...]] = (create_plan_handler, get_plan_handler)
+"""The plan handlers, in registration order."""

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from litestar.testing import TestClient
 
 from pricing.tco import OwnershipInputs
-from service.buy_vs_rent_formats import CSV_COLUMNS, safe_cell, write_csv_rows
+from service.buy_vs_rent.formats import CSV_COLUMNS, safe_cell, write_csv_rows
 
 URL = "/v1/buy-vs-rent"
 OWN_INPUTS = OwnershipInputs.__struct_fields__

@@ -1,0 +1,337 @@
+"""Serving fleets: the cheapest (possibly mixed) fleet of replicas that serves a request rate.
+
+Replica types are the pipeline's supplies (the cheapest offer of each interchangeable group, and owned
+nodes) × tensor-parallel degrees that fit inside one instance (tp > 1 only over NVLink/NVSwitch).
+Each type's capacity per request class comes from the Mélange serving rows where a bucket matches,
+else from the throughput and memory models (``solver.serving_capacity``), flagged ``derived``; the
+fleet MILP is ``solver.serving``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+import msgspec
+
+from service.db.snapshot import CatalogSnapshot
+from service.errors import InvalidParameter
+from service.plans.inputs import PlanInputs, PlanSettings
+from service.plans.render import PlanStamp, owned_ref, plan_status, price_sheets_used, rejected_gpus
+from service.plans.schemas import (
+    ClassShare,
+    FleetChoiceOut,
+    FleetCostOut,
+    FleetSolverOut,
+    ReplicaOut,
+    SavingOut,
+    ServingPlanOut,
+    SingleTypeOut,
+)
+from solver.calibration import ProfileIndex
+from solver.candidates import Rejection, Supply
+from solver.errors import InvalidWorkload, NoFeasiblePlan
+from solver.gpus import INTERCONNECT_RANK, GpuSpec, Interconnect
+from solver.plan_spec import DEFAULT_FLEET_HOURS, PlanRequest
+from solver.serving import FleetResult, ReplicaType, best_single_type, solve_fleet
+from solver.serving_capacity import Capacity, class_capacity
+from solver.serving_spec import RequestClass, validate_mix
+from solver.workload import ResolvedWorkload, Workload, resolve_workload
+
+__all__ = ["FleetSpec", "ServingFleets", "SolvedFleet"]
+
+_TPS = (1, 2, 4, 8)
+Rejected = dict[str, list[tuple[str, str]]]
+"""Why each unusable GPU type cannot serve: ``(reason, detail)`` pairs by GPU id."""
+
+
+class FleetSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """A serving request's validated load: the rate and the request classes (mix) it splits into."""
+
+    rate: float
+    classes: list[RequestClass]
+
+
+class ReplicaOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """The replica types that can serve, the supply behind each (by type id), and why others cannot."""
+
+    types: list[ReplicaType]
+    supply_of: dict[str, Supply]
+    rejections: list[Rejection]
+
+
+class SolvedFleet(msgspec.Struct, frozen=True, kw_only=True):
+    fleet: FleetResult
+    single: FleetResult | None
+    options: ReplicaOptions
+    rejected: Rejected
+    hours: float
+
+
+class _CapacityKey(NamedTuple):
+    gpu_id: str
+    tp: int
+    interconnect: Interconnect
+    class_index: int
+
+
+class ServingFleets:
+    """The serving kind of plan: validate the load, size the fleet with its MILP, render it."""
+
+    def __init__(self, settings: PlanSettings) -> None:
+        self.settings = settings
+
+    def validate(self, request: PlanRequest, resolved: ResolvedWorkload) -> FleetSpec:
+        """The rate and a valid mix are required, and the model must be a language model."""
+        if request.requests_per_s is None:
+            raise InvalidParameter("requests_per_s", "a serving plan needs the request rate to serve")
+        if request.request_mix is None:
+            raise InvalidParameter("request_mix", "a serving plan needs the request sizes and their shares")
+        try:
+            validate_mix(request.request_mix)
+        except InvalidWorkload as exc:
+            raise InvalidParameter(exc.field, exc.message) from None
+        if not resolved.arch.is_transformer:
+            raise InvalidParameter(
+                "model", f"{resolved.arch.name} is not a language model: serving plans size LLM fleets"
+            )
+        return FleetSpec(rate=request.requests_per_s, classes=list(request.request_mix))
+
+    def solve(self, inputs: PlanInputs[FleetSpec]) -> SolvedFleet:
+        """Size the fleet; raises NoFeasiblePlan (with reasons per GPU) when nothing serves it."""
+        request, spec = inputs.request, inputs.spec
+        options = _replica_types(inputs)
+        rejected = _rejected(inputs.snapshot, [*inputs.supplies.rejections, *options.rejections], options)
+        if not options.types:
+            raise NoFeasiblePlan("no GPU can serve this model and request mix", rejected)
+        limits = request.constraints
+
+        def size[T](how: Callable[..., T]) -> T:  # the fleet MILP and its best single-type answer
+            return how(
+                spec.classes,
+                spec.rate,
+                options.types,
+                max_utilization=request.max_utilization,
+                max_gpus=limits.max_gpus,
+                time_limit_s=self.settings.time_limit_s,
+            )
+
+        try:
+            fleet: FleetResult = size(solve_fleet)
+        except NoFeasiblePlan as exc:
+            merged = {gpu_id: list(reasons) for gpu_id, reasons in rejected.items()}
+            for gpu_id, reasons in exc.rejected.items():
+                merged.setdefault(gpu_id, []).extend(reasons)
+            raise NoFeasiblePlan(str(exc), merged) from None
+        single: FleetResult | None = size(best_single_type)
+        hours = request.hours if request.hours is not None else DEFAULT_FLEET_HOURS
+        if limits.budget_usd is not None and fleet.usd_per_hour * hours > limits.budget_usd:
+            raise NoFeasiblePlan(
+                f"the cheapest fleet costs ${fleet.usd_per_hour * hours:,.2f} over {hours:g} h, "
+                f"above the ${limits.budget_usd:,.2f} budget",
+                {g: [("budget", "the cheapest fleet is over budget")] for g in sorted(_usable(options))},
+            )
+        return SolvedFleet(fleet=fleet, single=single, options=options, rejected=rejected, hours=hours)
+
+    def render(self, inputs: PlanInputs[FleetSpec], solved: SolvedFleet, stamp: PlanStamp) -> ServingPlanOut:
+        """The API view of a fleet."""
+        fleet, single, hours = solved.fleet, solved.single, solved.hours
+        type_of = {t.type_id: t for t in solved.options.types}
+        return ServingPlanOut(
+            plan_id=stamp.plan_id,
+            created_at=stamp.created_at,
+            status=plan_status(fleet.outcome),
+            model=inputs.resolved.arch.name,
+            kind="serving",
+            requests_per_s=inputs.spec.rate,
+            max_utilization=inputs.request.max_utilization,
+            choice=FleetChoiceOut(
+                replicas=[
+                    _replica_out(type_of[type_id], inputs, solved)
+                    for type_id in sorted(fleet.instances, key=lambda t: -fleet.instances[t])
+                ]
+            ),
+            cost=FleetCostOut(
+                usd_per_hour=fleet.usd_per_hour, hours=hours, total_usd=fleet.usd_per_hour * hours
+            ),
+            best_single_type=_single_out(inputs, solved, type_of),
+            saving_vs_single_type=None if single is None else _saving(fleet, single, hours),
+            rejected=rejected_gpus(inputs.snapshot, solved.rejected),
+            price_sheet=price_sheets_used(
+                inputs.snapshot,
+                inputs.request.acquisition,
+                stamp.created_at,
+                self.settings.price_max_age_hours,
+            ),
+            solver=FleetSolverOut(
+                backend=fleet.outcome.backend,
+                status=plan_status(fleet.outcome),
+                gap=fleet.outcome.gap,
+                replica_types=len(solved.options.types),
+                pruned_dominated=len(fleet.pruned),
+                solve_ms=fleet.outcome.solve_ms,
+                total_ms=stamp.total_ms,
+                message=fleet.outcome.message,
+            ),
+        )
+
+
+def _resolved_by_tp(template: Workload) -> dict[int, ResolvedWorkload]:
+    """The workload on one replica of each tensor-parallel degree that can hold it."""
+    resolved: dict[int, ResolvedWorkload] = {}
+    for tp in _TPS:
+        try:
+            resolved[tp] = resolve_workload(msgspec.structs.replace(template, gpu_count=tp, tp=tp))
+        except InvalidWorkload:
+            continue
+    return resolved
+
+
+def _replica_types(inputs: PlanInputs[FleetSpec]) -> ReplicaOptions:
+    snapshot, index = inputs.snapshot, inputs.snapshot.profile_index()
+    by_tp = _resolved_by_tp(inputs.template)
+    capacities: dict[_CapacityKey, Capacity] = {}
+    types: list[ReplicaType] = []
+    supply_of: dict[str, Supply] = {}
+    rejections: list[Rejection] = []
+    for supply in inputs.supplies.supplies:
+        gpu = snapshot.gpus[supply.gpu_id]
+        linked = INTERCONNECT_RANK[supply.interconnect] >= INTERCONNECT_RANK["nvlink"]
+        for tp, resolved in by_tp.items():
+            if tp > supply.gpus_per_unit or supply.gpus_per_unit % tp or (tp > 1 and not linked):
+                continue
+            interconnect: Interconnect = supply.interconnect if tp > 1 else "none"
+            caps = [
+                _capacity(capacities, inputs, resolved, gpu, tp, interconnect, i, cls, index)
+                for i, cls in enumerate(inputs.spec.classes)
+            ]
+            if not any(c.requests_per_s > 0 for c in caps):
+                rejections.append(
+                    Rejection(
+                        gpu_id=gpu.gpu_id,
+                        reason="memory" if "KV" in caps[0].method else "throughput",
+                        detail=f"tp={tp}: {caps[0].method}",
+                        supply_id=supply.supply_id,
+                        gpu_count=tp,
+                    )
+                )
+                continue
+            rtype = ReplicaType(
+                type_id=f"{supply.supply_id}|tp{tp}",
+                gpu_id=gpu.gpu_id,
+                tp=tp,
+                replicas_per_instance=supply.gpus_per_unit // tp,
+                usd_per_instance_hour=supply.usd_per_unit_hour,
+                capacities=caps,
+                offer_ref=supply.supply_id,
+            )
+            types.append(rtype)
+            supply_of[rtype.type_id] = supply
+    return ReplicaOptions(types=types, supply_of=supply_of, rejections=rejections)
+
+
+def _capacity(
+    cache: dict[_CapacityKey, Capacity],
+    inputs: PlanInputs[FleetSpec],
+    resolved: ResolvedWorkload,
+    gpu: GpuSpec,
+    tp: int,
+    interconnect: Interconnect,
+    class_index: int,
+    cls: RequestClass,
+    index: ProfileIndex,
+) -> Capacity:
+    """One replica's capacity for one request class, computed once per GPU, tp and interconnect."""
+    key = _CapacityKey(gpu.gpu_id, tp, interconnect, class_index)
+    if key not in cache:
+        snapshot = inputs.snapshot
+        cache[key] = class_capacity(
+            snapshot.serving,
+            resolved,
+            gpu,
+            tp,
+            cls,
+            inputs.request.slo,
+            profiles=snapshot.profiles,
+            gpus=snapshot.gpus,
+            interconnect=interconnect,
+            index=index,
+        )
+    return cache[key]
+
+
+def _usable(options: ReplicaOptions) -> set[str]:
+    return {t.gpu_id for t in options.types}
+
+
+def _rejected(
+    snapshot: CatalogSnapshot, rejections: Sequence[Rejection], options: ReplicaOptions
+) -> Rejected:
+    """Every GPU no replica type uses: its first detail per reason, or that nothing offers it."""
+    usable = _usable(options)
+    grouped: dict[str, dict[str, str]] = {}
+    for r in rejections:
+        if r.gpu_id not in usable:
+            grouped.setdefault(r.gpu_id, {}).setdefault(r.reason, r.detail)
+    for gpu_id in snapshot.gpus:
+        if gpu_id not in usable and gpu_id not in grouped:
+            grouped[gpu_id] = {"filter": "no current offer or ownership price"}
+    return {g: sorted(reasons.items()) for g, reasons in sorted(grouped.items())}
+
+
+def _replica_out(rtype: ReplicaType, inputs: PlanInputs[FleetSpec], solved: SolvedFleet) -> ReplicaOut:
+    fleet, supply = solved.fleet, solved.options.supply_of[rtype.type_id]
+    classes = inputs.spec.classes
+    shares = fleet.shares.get(rtype.type_id, [0.0] * len(classes))
+    return ReplicaOut(
+        gpu=rtype.gpu_id,
+        gpu_name=inputs.snapshot.gpus[rtype.gpu_id].name,
+        tp=rtype.tp,
+        replicas=fleet.replicas[rtype.type_id],
+        instances=fleet.instances[rtype.type_id],
+        acquisition=supply.acquisition,
+        offer=inputs.supplies.offers.get(supply.supply_id),
+        owned=owned_ref(supply, inputs.request.owned_utilization),
+        usd_per_hour=fleet.instances[rtype.type_id] * rtype.usd_per_instance_hour,
+        load=fleet.load.get(rtype.type_id, 0.0),
+        classes=[
+            ClassShare(
+                input_tokens=cls.input_tokens,
+                output_tokens=cls.output_tokens,
+                share_of_class=shares[i],
+                capacity_requests_per_s=rtype.capacities[i].requests_per_s,
+                capacity_provenance=rtype.capacities[i].provenance,
+                capacity_confidence=rtype.capacities[i].confidence,
+                capacity_method=rtype.capacities[i].method,
+            )
+            for i, cls in enumerate(classes)
+        ],
+    )
+
+
+def _single_out(
+    inputs: PlanInputs[FleetSpec], solved: SolvedFleet, type_of: dict[str, ReplicaType]
+) -> SingleTypeOut | None:
+    single = solved.single
+    if single is None or not single.instances:
+        return None
+    type_id = next(iter(single.instances))
+    rtype = type_of[type_id]
+    return SingleTypeOut(
+        gpu=rtype.gpu_id,
+        tp=rtype.tp,
+        replicas=single.replicas[type_id],
+        instances=single.instances[type_id],
+        offer=inputs.supplies.offers.get(solved.options.supply_of[type_id].supply_id),
+        usd_per_hour=single.usd_per_hour,
+        total_usd=single.usd_per_hour * solved.hours,
+    )
+
+
+def _saving(fleet: FleetResult, single: FleetResult, hours: float) -> SavingOut:
+    saved = single.usd_per_hour - fleet.usd_per_hour
+    return SavingOut(
+        usd_per_hour=saved,
+        total_usd=saved * hours,
+        fraction=saved / single.usd_per_hour if single.usd_per_hour else 0.0,
+    )

@@ -1,0 +1,175 @@
+"""Job plans (train, fine-tune, batch inference): solve with ``solver.planner`` and render a :class:`PlanOut`.
+
+The pipeline (``service.plans.pipeline``) validates the request and gathers the supplies; this kind
+asks the planner for the cheapest (or fastest) configuration that finishes the work and explains it.
+"""
+
+from __future__ import annotations
+
+from service.plans.inputs import PlanInputs, PlanSettings
+from service.plans.render import PlanStamp, owned_ref, plan_status, price_sheets_used, rejected_gpus
+from service.plans.schemas import (
+    AlternativeOut,
+    ChoiceOut,
+    CostOut,
+    EstimateOut,
+    MemoryOut,
+    ParetoPoint,
+    PlanOut,
+    SolverOut,
+    ThroughputOut,
+)
+from service.plans.throughput import ThroughputCache
+from solver.candidates import Candidate
+from solver.plan_spec import PlanRequest
+from solver.planner import PlanResult, plan
+from solver.workload import ResolvedWorkload
+
+__all__ = ["JobPlans"]
+
+
+class JobPlans:
+    """The job kind of plan: nothing to validate beyond the workload, the planner's MILP to solve."""
+
+    def __init__(self, settings: PlanSettings, throughput: ThroughputCache) -> None:
+        self.settings = settings
+        self.throughput = throughput
+
+    def validate(self, request: PlanRequest, resolved: ResolvedWorkload) -> None:
+        """Job plans need nothing more than the workload (the planner checks the work to do)."""
+
+    def solve(self, inputs: PlanInputs[None]) -> PlanResult:
+        return plan(
+            inputs.request,
+            inputs.template,
+            inputs.supplies.supplies,
+            inputs.snapshot.gpus,
+            self.throughput.estimator(inputs.snapshot, inputs.request.output_len),
+            seq_len=inputs.resolved.seq_len,
+            pre_rejections=inputs.supplies.rejections,
+            time_limit_s=self.settings.time_limit_s,
+        )
+
+    def render(self, inputs: PlanInputs[None], result: PlanResult, stamp: PlanStamp) -> PlanOut:
+        """The API view of a plan."""
+        chosen, request = result.choice, inputs.request
+        return PlanOut(
+            plan_id=stamp.plan_id,
+            created_at=stamp.created_at,
+            status=plan_status(result.outcome),
+            model=inputs.resolved.arch.name,
+            kind=inputs.resolved.kind,
+            choice=_choice(chosen, inputs),
+            estimate=_estimate(chosen),
+            cost=_cost(chosen),
+            alternatives=_alternatives(result),
+            rejected=rejected_gpus(inputs.snapshot, result.rejected),
+            pareto=_pareto(result),
+            price_sheet=price_sheets_used(
+                inputs.snapshot, request.acquisition, stamp.created_at, self.settings.price_max_age_hours
+            ),
+            solver=_solver(result, request, inputs.supplies.passed_over, stamp.total_ms),
+        )
+
+
+def _choice(c: Candidate, inputs: PlanInputs[None]) -> ChoiceOut:
+    gpu = inputs.snapshot.gpus[c.supply.gpu_id]
+    return ChoiceOut(
+        gpu=gpu.gpu_id,
+        gpu_name=gpu.name,
+        gpu_count=c.gpu_count,
+        instances=c.units,
+        acquisition=c.supply.acquisition,
+        tp=c.tp,
+        sharding=c.sharding,
+        offer=inputs.supplies.offers.get(c.supply.supply_id),
+        owned=owned_ref(c.supply, inputs.request.owned_utilization),
+    )
+
+
+def _estimate(c: Candidate) -> EstimateOut:
+    t = c.throughput
+    return EstimateOut(
+        hours=c.hours,
+        work=c.hours * c.throughput_value * 3600,
+        work_unit="tokens" if "token" in t.unit else "samples",
+        throughput=ThroughputOut(
+            value=c.throughput_value,
+            unit=t.unit,
+            provenance=t.provenance if not c.scaling_note else "derived",
+            route=t.route,
+            confidence=t.confidence,
+            method=t.method,
+            scaling=c.scaling_note,
+            sources=t.sources,
+        ),
+        memory=MemoryOut(
+            per_gpu_gib=c.memory.per_gpu_gib,
+            capacity_gib=c.capacity_gib,
+            band=c.memory.band,
+            breakdown=c.memory.breakdown,
+        ),
+    )
+
+
+def _cost(c: Candidate) -> CostOut:
+    breakdown = {"compute_usd": c.cost_usd}
+    if c.billable_hours > c.hours:
+        breakdown["billing_rounding_usd"] = c.usd_per_hour * (c.billable_hours - c.hours)
+    return CostOut(
+        total_usd=c.cost_usd,
+        usd_per_hour=c.usd_per_hour,
+        billable_hours=c.billable_hours,
+        billing_increment_s=c.supply.billing_increment_s,
+        breakdown=breakdown,
+    )
+
+
+def _alternatives(result: PlanResult) -> list[AlternativeOut]:
+    return [
+        AlternativeOut(
+            rank=i + 1,
+            gpu=a.candidate.supply.gpu_id,
+            gpu_count=a.candidate.gpu_count,
+            acquisition=a.candidate.supply.acquisition,
+            provider=a.candidate.supply.provider,
+            instance_type=a.candidate.supply.instance_type,
+            region=a.candidate.supply.region,
+            pricing=a.candidate.supply.pricing,
+            hours=a.candidate.hours,
+            cost_usd=a.candidate.cost_usd,
+            why=a.why,
+        )
+        for i, a in enumerate(result.alternatives)
+    ]
+
+
+def _pareto(result: PlanResult) -> list[ParetoPoint]:
+    return [
+        ParetoPoint(
+            gpu=p.supply.gpu_id,
+            gpu_count=p.gpu_count,
+            acquisition=p.supply.acquisition,
+            provider=p.supply.provider,
+            instance_type=p.supply.instance_type,
+            hours=p.hours,
+            cost_usd=p.cost_usd,
+            chosen=p is result.choice,
+        )
+        for p in result.pareto
+    ]
+
+
+def _solver(result: PlanResult, request: PlanRequest, passed_over: int, total_ms: float) -> SolverOut:
+    return SolverOut(
+        backend=result.outcome.backend,
+        status=plan_status(result.outcome),
+        gap=result.outcome.gap,
+        objective=request.objective,
+        configurations_tried=result.configurations_tried,
+        candidates=result.candidates,
+        pruned_dominated=result.pruned + passed_over,
+        milp_variables=len(result.pareto),
+        solve_ms=result.outcome.solve_ms,
+        total_ms=total_ms,
+    )

@@ -1,0 +1,132 @@
+"""One plan pipeline for job plans and serving fleets: validate → solve (``solver``) → render → store.
+
+Every stage reads one catalog snapshot (offers, GPUs, profiles, ownership rows), so a request runs no
+catalog query; storing the plan is one insert. The kinds (:class:`~service.plans.jobs.JobPlans`,
+:class:`~service.plans.fleets.ServingFleets`) differ only in what they validate, solve and render; the
+workload, the supply filters, the supplies, the plan's id and time stamp and the store are shared.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Protocol
+
+import msgspec
+
+from service.db.snapshot import CatalogSnapshot
+from service.db.store import Store
+from service.errors import NotFound
+from service.plans.fleets import ServingFleets
+from service.plans.inputs import PlanInputs, PlanSettings
+from service.plans.jobs import JobPlans
+from service.plans.owned import OWNED_SUPPLIES
+from service.plans.render import PlanStamp
+from service.plans.schemas import AnyPlan
+from service.plans.supply import SUPPLY_INDEX, SupplyFilter, SupplySet, rental_supplies
+from service.plans.throughput import ThroughputCache
+from solver.plan_spec import PlanRequest
+from solver.workload import ResolvedWorkload, Workload, resolve_workload
+
+__all__ = ["PlanKind", "PlanService"]
+
+
+class PlanKind[S, R](Protocol):
+    """What differs between the kinds of plan: ``S`` is what validation yields, ``R`` the solver's result."""
+
+    def validate(self, request: PlanRequest, resolved: ResolvedWorkload) -> S: ...
+
+    def solve(self, inputs: PlanInputs[S]) -> R: ...
+
+    def render(self, inputs: PlanInputs[S], result: R, stamp: PlanStamp) -> AnyPlan: ...
+
+
+_JOB_FIELDS = Workload.__struct_fields__
+
+
+def _template(request: PlanRequest) -> Workload:
+    """The request's workload; its layout fields keep their defaults, since the planner varies them."""
+    return Workload(**{f: getattr(request, f) for f in _JOB_FIELDS if hasattr(request, f)})
+
+
+def _supplies(snapshot: CatalogSnapshot, request: PlanRequest, filters: SupplyFilter) -> SupplySet:
+    """Rented supplies (when renting), then owned ones (when owning), after the request's filters."""
+    rented = (
+        rental_supplies(snapshot.derive(SUPPLY_INDEX), filters)
+        if request.acquisition in ("rent", "either")
+        else SupplySet(supplies=[], rejections=[], passed_over=0, offers={})
+    )
+    if request.acquisition not in ("own", "either"):
+        return rented
+    owned, rejections = snapshot.derive(OWNED_SUPPLIES).at(request.owned_utilization)
+    return msgspec.structs.replace(
+        rented,
+        supplies=[*rented.supplies, *(s for s in owned if filters.keeps_gpu(s.gpu_id))],
+        rejections=[*rented.rejections, *rejections],
+    )
+
+
+class PlanService:
+    """Plans against one store: a throughput cache shared by requests, plans stored in the store."""
+
+    def __init__(
+        self, store: Store, *, time_limit_s: float = 5.0, price_max_age_hours: float = 24 * 30
+    ) -> None:
+        self.store = store
+        self.settings = PlanSettings(time_limit_s=time_limit_s, price_max_age_hours=price_max_age_hours)
+        self.throughput_cache = ThroughputCache()
+        self._jobs = JobPlans(self.settings, self.throughput_cache)
+        self._fleets = ServingFleets(self.settings)
+
+    def create(self, request: PlanRequest) -> AnyPlan:
+        """Plan ``request``, store the plan and return it."""
+        if request.kind == "serving":
+            return self._run(self._fleets, request)
+        return self._run(self._jobs, request)
+
+    def _run[S, R](self, kind: PlanKind[S, R], request: PlanRequest) -> AnyPlan:
+        started = time.perf_counter()
+        inputs = self._validate(kind, self.store.snapshot, request)
+        result = kind.solve(inputs)
+        plan = kind.render(inputs, result, PlanStamp.mint(started))
+        self._save(plan, request)
+        return plan
+
+    def _validate[S](
+        self, kind: PlanKind[S, Any], snapshot: CatalogSnapshot, request: PlanRequest
+    ) -> PlanInputs[S]:
+        """The workload, the filters, then what the kind needs (each a 400 naming its field), in that
+        order; then the supplies."""
+        template = _template(request)
+        resolved = resolve_workload(template)
+        filters = SupplyFilter.of(snapshot, request)
+        spec = kind.validate(request, resolved)
+        return PlanInputs(
+            request=request,
+            snapshot=snapshot,
+            template=template,
+            resolved=resolved,
+            spec=spec,
+            supplies=_supplies(snapshot, request, filters),
+        )
+
+    def _save(self, plan: AnyPlan, request: PlanRequest) -> None:
+        with self.store.cursor() as cur:
+            cur.execute(
+                "INSERT INTO plans VALUES (?, ?, ?, ?, ?)",
+                [
+                    plan.plan_id,
+                    plan.created_at,
+                    plan.kind,
+                    msgspec.json.encode(request).decode(),
+                    msgspec.json.encode(plan).decode(),
+                ],
+            )
+
+    def get(self, plan_id: str) -> AnyPlan:
+        """A stored plan, as it was returned when it was made."""
+        with self.store.cursor() as cur:
+            row = cur.execute("SELECT plan FROM plans WHERE plan_id = ?", [plan_id]).fetchone()
+        if row is None:
+            raise NotFound(f"no plan {plan_id!r}")
+        plan: AnyPlan = msgspec.json.decode(row[0], type=AnyPlan)
+        return plan

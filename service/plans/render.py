@@ -1,0 +1,103 @@
+"""What every plan's answer shares, made once: its id and time stamp, its status, the price sheets it
+was priced against, the GPUs it could not use, and how an owned supply is priced."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Literal
+
+import msgspec
+
+from service.db.snapshot import CatalogSnapshot
+from service.plans.schemas import OwnedRef, PriceSheetsOut, PriceSheetUse, RejectedGpu, RejectionOut
+from solver.candidates import Supply
+from solver.mip import SolveOutcome
+from solver.plan_spec import Acquisition
+
+__all__ = ["PlanStamp", "owned_ref", "plan_status", "price_sheets_used", "rejected_gpus"]
+
+_SHEET_KINDS: Mapping[Acquisition, frozenset[str]] = {
+    "rent": frozenset({"rental"}),
+    "own": frozenset({"ownership"}),
+    "either": frozenset({"rental", "ownership"}),
+}
+
+
+class PlanStamp(msgspec.Struct, frozen=True, kw_only=True):
+    """A plan's identity: its id, when it was made, and how long it took (from ``started``)."""
+
+    plan_id: str
+    created_at: datetime
+    total_ms: float
+
+    @classmethod
+    def mint(cls, started: float) -> PlanStamp:
+        """A new id, now, and the milliseconds since ``started`` (a ``time.perf_counter()`` value)."""
+        return cls(
+            plan_id=f"pl-{uuid.uuid4().hex[:16]}",
+            created_at=datetime.now(UTC),
+            total_ms=(time.perf_counter() - started) * 1000,
+        )
+
+
+def plan_status(outcome: SolveOutcome) -> Literal["optimal", "time_limited"]:
+    """The plan's status as the API states it: a time-limited solve says so, anything else is optimal."""
+    return "time_limited" if outcome.status == "time_limited" else "optimal"
+
+
+def price_sheets_used(
+    snapshot: CatalogSnapshot, acquisition: Acquisition, now: datetime, max_age_hours: float
+) -> PriceSheetsOut:
+    """The current sheets of the kinds the plan priced against, with their age, and a warning for each
+    sheet older than ``max_age_hours``."""
+    kinds = _SHEET_KINDS[acquisition]
+    uses: list[PriceSheetUse] = []
+    warnings: list[str] = []
+    for sheet in snapshot.sheets:
+        if sheet.kind not in kinds:
+            continue
+        age = (now - sheet.fetched_at).total_seconds() / 3600
+        uses.append(
+            PriceSheetUse(
+                version=sheet.version,
+                source=sheet.source,
+                kind=sheet.kind,
+                fetched_at=sheet.fetched_at,
+                age_hours=age,
+            )
+        )
+        if age > max_age_hours:
+            warnings.append(
+                f"{sheet.kind} sheet {sheet.source!r} (version {sheet.version}) is {age / 24:.0f} days old"
+            )
+    return PriceSheetsOut(versions=uses, warnings=warnings)
+
+
+def rejected_gpus(
+    snapshot: CatalogSnapshot, rejected: Mapping[str, Sequence[tuple[str, str]]]
+) -> list[RejectedGpu]:
+    """Every GPU type that cannot be used, with its reasons (in ``rejected``'s order)."""
+    return [
+        RejectedGpu(
+            gpu=gpu_id,
+            gpu_name=snapshot.gpus[gpu_id].name,
+            reasons=[RejectionOut(reason=reason, detail=detail) for reason, detail in reasons],
+        )
+        for gpu_id, reasons in rejected.items()
+    ]
+
+
+def owned_ref(supply: Supply, utilization: float) -> OwnedRef | None:
+    """How an owned supply is priced (None for rented ones)."""
+    if supply.acquisition != "own":
+        return None
+    return OwnedRef(
+        usd_per_busy_gpu_hour=supply.usd_per_unit_hour / supply.gpus_per_unit,
+        gpus_per_node=supply.gpus_per_unit,
+        interconnect=supply.interconnect,
+        utilization=utilization,
+        assumptions=[supply.price_source],
+    )

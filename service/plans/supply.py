@@ -1,0 +1,234 @@
+"""What a plan can run on: rental supplies from the current offers, after the request's filters.
+
+Offers that differ only in price (same GPU, GPUs per instance, interconnect, pricing and billing
+increment) are interchangeable for the planner, so the offers are grouped once per catalog snapshot
+(:data:`SUPPLY_INDEX`), each group sorted by price, and a request takes the cheapest offer of each group
+that passes its filters. A plan's cost therefore grows with the number of distinct groups, not with the
+number of offers: a catalog ten or a hundred times larger, made of the same kinds of instances, plans in
+about the same time.
+
+Every rented supply keeps the offer it prices as a typed :class:`~service.plans.schemas.OfferRef`
+(``SupplySet.offers``, by supply id), so rendering never parses an id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import msgspec
+
+from service.catalog.gpu_names import resolve_gpu_names
+from service.db.snapshot import CatalogSnapshot, CurrentOffer, Derived
+from service.errors import InvalidParameter
+from service.plans.schemas import OfferRef
+from solver.candidates import Rejection, Supply
+from solver.gpus import Interconnect
+from solver.plan_spec import PlanRequest
+
+__all__ = ["SUPPLY_INDEX", "OfferGroup", "SupplyFilter", "SupplyIndex", "SupplySet", "rental_supplies"]
+
+Pricing = Literal["on_demand", "spot"]
+
+
+class OfferGroup(msgspec.Struct, frozen=True, kw_only=True):
+    """Interchangeable offers, cheapest first."""
+
+    pricing: Pricing
+    gpu_id: str
+    gpus_per_instance: int
+    interconnect: Interconnect
+    billing_increment_s: int
+    offers: tuple[tuple[float, CurrentOffer], ...]
+
+
+class SupplyIndex(msgspec.Struct, frozen=True, kw_only=True):
+    groups: tuple[OfferGroup, ...]
+    spot_only_gpus: frozenset[str]
+
+
+def build_supply_index(snapshot: CatalogSnapshot) -> SupplyIndex:
+    """Group the snapshot's offers by everything but price (on-demand and spot prices apart)."""
+    grouped: dict[tuple[Pricing, str, int, Interconnect, int], list[tuple[float, CurrentOffer]]] = {}
+    spot_only: set[str] = set()
+    has_on_demand: set[str] = set()
+    for current in snapshot.offers:
+        offer = current.offer
+        prices: Sequence[tuple[Pricing, float | None]] = (
+            ("on_demand", offer.price_per_hour_usd),
+            ("spot", offer.spot_price_per_hour_usd),
+        )
+        for pricing, price in prices:
+            if price is None:
+                continue
+            key = (
+                pricing,
+                offer.gpu_id,
+                offer.gpus_per_instance,
+                offer.interconnect,
+                offer.billing_increment_s,
+            )
+            grouped.setdefault(key, []).append((price, current))
+        (spot_only if offer.price_per_hour_usd is None else has_on_demand).add(offer.gpu_id)
+    groups = tuple(
+        OfferGroup(
+            pricing=pricing,
+            gpu_id=gpu_id,
+            gpus_per_instance=count,
+            interconnect=interconnect,
+            billing_increment_s=increment,
+            offers=tuple(sorted(members, key=lambda m: (m[0], m[1].offer.offer_id))),
+        )
+        for (pricing, gpu_id, count, interconnect, increment), members in sorted(grouped.items())
+    )
+    return SupplyIndex(groups=groups, spot_only_gpus=frozenset(spot_only - has_on_demand))
+
+
+SUPPLY_INDEX: Derived[SupplyIndex] = Derived("supply index", build_supply_index)
+
+
+def _known_names(values: Sequence[str] | None, known: frozenset[str], field: str) -> frozenset[str] | None:
+    if values is None:
+        return None
+    chosen = set()
+    lowered = {k.casefold(): k for k in known}
+    for i, value in enumerate(values):
+        match = lowered.get(value.strip().casefold())
+        if match is None:
+            raise InvalidParameter(
+                f"{field}[{i}]", f"unknown value {value!r}; known: {', '.join(sorted(known)[:40])}"
+            )
+        chosen.add(match)
+    return frozenset(chosen)
+
+
+def _gpu_ids(snapshot: CatalogSnapshot, names: Sequence[str] | None, field: str) -> frozenset[str] | None:
+    if names is None:
+        return None
+    ids: set[str] = set()
+    for i, name in enumerate(names):
+        ids.update(resolve_gpu_names(snapshot, name, field=f"{field}[{i}]"))
+    return frozenset(ids)
+
+
+class SupplyFilter(msgspec.Struct, frozen=True, kw_only=True):
+    """The request's supply filters, resolved against the catalog (``None``: no restriction)."""
+
+    providers: frozenset[str] | None
+    regions: frozenset[str] | None
+    gpus: frozenset[str] | None
+    excluded: frozenset[str]
+    spot: bool
+
+    @classmethod
+    def of(cls, snapshot: CatalogSnapshot, request: PlanRequest) -> SupplyFilter:
+        """Resolve (a 400 naming the first unknown value): providers and regions only when renting."""
+        limits = request.constraints
+        renting = request.acquisition in ("rent", "either")
+        return cls(
+            providers=_known_names(limits.providers, snapshot.providers, "constraints.providers")
+            if renting
+            else None,
+            regions=_known_names(limits.regions, snapshot.regions, "constraints.regions")
+            if renting
+            else None,
+            gpus=_gpu_ids(snapshot, limits.gpus, "constraints.gpus"),
+            excluded=_gpu_ids(snapshot, limits.exclude_gpus, "constraints.exclude_gpus") or frozenset(),
+            spot=limits.spot,
+        )
+
+    def keeps_gpu(self, gpu_id: str) -> bool:
+        return (self.gpus is None or gpu_id in self.gpus) and gpu_id not in self.excluded
+
+
+class SupplySet(msgspec.Struct, frozen=True, kw_only=True):
+    """The supplies a plan may choose from, why GPUs were filtered out, and the offer behind each rental."""
+
+    supplies: list[Supply]
+    rejections: list[Rejection]
+    passed_over: int
+    """Offers passed over: a cheaper interchangeable offer was kept, or they failed a filter."""
+    offers: dict[str, OfferRef]
+    """The offer each rented supply prices, by supply id."""
+
+
+def _rented(group: OfferGroup, price: float, current: CurrentOffer) -> tuple[Supply, OfferRef]:
+    offer = current.offer
+    supply = Supply(
+        supply_id=f"{offer.offer_id}:{group.pricing}",
+        acquisition="rent",
+        pricing=group.pricing,
+        gpu_id=offer.gpu_id,
+        gpus_per_unit=offer.gpus_per_instance,
+        interconnect=offer.interconnect,
+        usd_per_unit_hour=price,
+        billing_increment_s=offer.billing_increment_s,
+        provider=offer.provider,
+        instance_type=offer.instance_type,
+        region=offer.region,
+        price_source=f"price sheet version {current.sheet_version} ({offer.source})",
+        sheet_version=current.sheet_version,
+    )
+    ref = OfferRef(
+        offer_id=offer.offer_id,
+        provider=offer.provider,
+        instance_type=offer.instance_type,
+        region=offer.region,
+        gpus_per_instance=offer.gpus_per_instance,
+        interconnect=offer.interconnect,
+        price_per_hour_usd=price,
+        pricing=group.pricing,
+        sheet_version=current.sheet_version,
+    )
+    return supply, ref
+
+
+def _group_rejection(index: SupplyIndex, group: OfferGroup, filters: SupplyFilter) -> str | None:
+    """Why a group's GPU is filtered out ("" to pass over silently), or None when it may be used."""
+    if filters.gpus is not None and group.gpu_id not in filters.gpus:
+        return "not in constraints.gpus"
+    if group.gpu_id in filters.excluded:
+        return "in constraints.exclude_gpus"
+    if group.pricing == "spot" and not filters.spot:
+        return (
+            "only spot offers and constraints.spot is false" if group.gpu_id in index.spot_only_gpus else ""
+        )
+    return None
+
+
+def rental_supplies(index: SupplyIndex, filters: SupplyFilter) -> SupplySet:
+    """The cheapest offer of each group that passes the filters, as a supply."""
+    rejections: dict[tuple[str, str], Rejection] = {}
+
+    def reject(gpu_id: str, detail: str) -> None:
+        rejections.setdefault((gpu_id, detail), Rejection(gpu_id=gpu_id, reason="filter", detail=detail))
+
+    supplies: list[Supply] = []
+    offers: dict[str, OfferRef] = {}
+    passed_over = 0
+    providers, regions = filters.providers, filters.regions  # the hot loop below: no method calls
+    for group in index.groups:
+        why = _group_rejection(index, group, filters)
+        if why is not None:
+            if why:
+                reject(group.gpu_id, why)
+            continue
+        first = next(
+            (
+                (price, current)
+                for price, current in group.offers
+                if (providers is None or current.offer.provider in providers)
+                and (regions is None or current.offer.region in regions)
+            ),
+            None,
+        )
+        if first is None:
+            reject(group.gpu_id, "no offer from the allowed providers and regions")
+            continue
+        passed_over += len(group.offers) - 1  # interchangeable offers passed over (dearer or filtered out)
+        supply, ref = _rented(group, *first)
+        supplies.append(supply)
+        offers[supply.supply_id] = ref
+    return SupplySet(
+        supplies=supplies, rejections=list(rejections.values()), passed_over=passed_over, offers=offers
+    )
