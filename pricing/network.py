@@ -59,6 +59,7 @@ __all__ = [
     "default_gbps",
     "derive_network",
     "network_from_sheet",
+    "owned_network",
 ]
 
 CONSERVATIVE_ETHERNET_GBPS: Final = 10.0
@@ -391,6 +392,30 @@ def derive_network(
 # Sheet override -----------------------------------------------------------------------------------------
 
 _MAX_PLAUSIBLE_GBPS: Final = 100_000.0  # 100 Tbit/s per instance: anything above is a unit mistake
+
+
+_OWNED_SOCKETED_GBPS_PER_GPU: Final = 400.0
+_OWNED_PCIE_NODE_GBPS: Final = 100.0
+
+
+def owned_network(gpu: GpuSpec, gpus_per_node: int) -> Network:
+    """The network assumed between owned nodes (the ownership sheet states none).
+
+    Socketed parts (SXM/OAM, 8-GPU HGX/DGX-class boards) are bought as training nodes, whose reference
+    designs carry one 400 Gbit/s InfiniBand/RoCE NIC per GPU (NVIDIA DGX H100/B200: 8 × ConnectX-7
+    400G; AMD MI300X platforms likewise): InfiniBand at 400 Gbit/s per GPU. PCIe-card servers: ethernet
+    at 100 Gbit/s per node (a dual-port 100 GbE NIC, the usual server option).
+    """
+    form = (gpu.form_factor or "").casefold().split("(")[0]
+    socketed = (
+        any(marker in form for marker in ("sxm", "oam", "superchip", "hgx", "dgx")) and "pcie" not in form
+    )
+    if socketed:
+        gbps = _OWNED_SOCKETED_GBPS_PER_GPU * gpus_per_node
+        rule = f"assumed for owned {gpus_per_node}x {gpu.name} nodes: one 400 Gbit/s InfiniBand NIC per GPU"
+        return Network(network_class="infiniband", gbps=gbps, derived=True, rule=rule)
+    rule = f"assumed for owned {gpus_per_node}x {gpu.name} PCIe servers: 100 Gbit/s ethernet per node"
+    return Network(network_class="ethernet", gbps=_OWNED_PCIE_NODE_GBPS, derived=True, rule=rule)
 
 
 def default_gbps(network_class: NetworkClass, gpus_per_instance: int) -> float:

@@ -29,7 +29,7 @@ from service.db.store import Store
 from service.estimates.routes import ROUTES as ESTIMATE_ROUTES
 from service.estimates.schemas import MemoryRequest, ThroughputRequest
 from service.health import health_handler, package_version
-from service.http import reject_unknown_query_params
+from service.http import check_request
 from service.openapi import (
     document_body_enum,
     document_known_values,
@@ -156,7 +156,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
             "scheduler": _provide(lambda: scheduling.scheduler),
         },
         state=State({"settings": config}),  # for the admin guard, which runs before dependencies
-        before_request=reject_unknown_query_params,
+        before_request=check_request,
         exception_handlers=exception_handlers,
         openapi_config=OpenAPIConfig(
             title="gpuplan",

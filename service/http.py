@@ -1,5 +1,5 @@
-"""HTTP conventions every feature's routes share: strict query strings, complete ``Allow`` answers,
-the admin guard for writes and the upload size limit.
+"""HTTP conventions every feature's routes share: strict query strings, strictly typed JSON bodies,
+complete ``Allow`` answers, the admin guard for writes and the upload size limit.
 
 Writes need ``Authorization: Bearer <GPUPLAN_ADMIN_TOKEN>``: without a configured token every write is
 refused (403, saying how to enable writes); a missing or wrong token is a 401. Tokens are compared in
@@ -9,10 +9,13 @@ constant time.
 from __future__ import annotations
 
 import hmac
+import re
 from typing import Annotated, Any, Final
 
+import msgspec
 from litestar import HttpMethod, Request, Response, route
 from litestar.connection import ASGIConnection
+from litestar.exceptions import ValidationException
 from litestar.handlers import HTTPRouteHandler
 from litestar.handlers.base import BaseRouteHandler
 from litestar.params import QueryParameter
@@ -25,6 +28,8 @@ __all__ = [
     "Limit",
     "Offset",
     "allow_header_handler",
+    "check_request",
+    "decode_body_strictly",
     "reject_unknown_query_params",
     "require_admin",
 ]
@@ -46,6 +51,51 @@ def _declared_query_names(request: Request[Any, Any, Any]) -> set[str]:
         if isinstance(kwarg, QueryParameter):
             names.add(kwarg.name or name)
     return names
+
+
+_AT_PATH: Final = re.compile(r" - at `\$\.?([^`]*)`$")
+
+
+async def check_request(request: Request[Any, Any, Any]) -> None:
+    """Every request: no unknown query parameter, and a JSON body of the handler's type decoded strictly."""
+    await reject_unknown_query_params(request)
+    await decode_body_strictly(request)
+
+
+async def decode_body_strictly(request: Request[Any, Any, Any]) -> None:
+    """A JSON body must match its type without coercion: ``0`` is not ``false``, ``"8"`` is not ``8``.
+
+    Litestar converts bodies in msgspec's lax mode (it shares that step with query strings, which are
+    all text); decoding the raw body strictly first rejects the values lax mode would coerce, with a 400
+    naming the field, as any other body error.
+    """
+    handler = request.route_handler
+    field = (
+        handler.parsed_fn_signature.parameters.get("data") if isinstance(handler, HTTPRouteHandler) else None
+    )
+    if (
+        field is None
+        or not isinstance(field.annotation, type)
+        or not issubclass(field.annotation, msgspec.Struct)
+    ):
+        return
+    if "json" not in request.headers.get("content-type", "json"):
+        return
+    body = await request.body()
+    if not body:
+        return
+    try:
+        msgspec.json.decode(body, type=field.annotation, strict=True)
+    except msgspec.ValidationError as exc:
+        text = str(exc)
+        at = _AT_PATH.search(text)
+        key = at.group(1) if at else "data"
+        raise ValidationException(
+            detail=f"Validation failed for {request.method} {request.url.path}",
+            extra=[{"message": _AT_PATH.sub("", text), "key": key or "data", "source": "body"}],
+        ) from None
+    except msgspec.DecodeError:
+        return  # malformed JSON: Litestar's own decoding answers it
 
 
 async def reject_unknown_query_params(request: Request[Any, Any, Any]) -> None:

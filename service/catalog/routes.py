@@ -75,6 +75,15 @@ def get_gpu_handler(
     return get_gpu(store.snapshot, gpu_id)
 
 
+NetworkClassParam = Annotated[
+    NetworkClass | None, QueryParameter(description="Exactly this network between instances")
+]
+MinNetworkGbps = Annotated[
+    float | None,
+    QueryParameter(ge=0, le=1e6, description="At least this many Gbit/s per instance between instances"),
+]
+
+
 @get(
     "/offers",
     operation_id="listOffers",
@@ -108,14 +117,8 @@ def list_offers_handler(
         Literal["none", "pcie", "nvlink", "nvswitch"] | None,
         QueryParameter(description="At least this class: none < pcie < nvlink < nvswitch"),
     ] = None,
-    network_class: Annotated[
-        NetworkClass | None,
-        QueryParameter(description="Exactly this network between instances"),
-    ] = None,
-    min_network_gbps: Annotated[
-        float | None,
-        QueryParameter(ge=0, le=1e6, description="At least this many Gbit/s per instance between instances"),
-    ] = None,
+    network_class: NetworkClassParam = None,
+    min_network_gbps: MinNetworkGbps = None,
     sort: Annotated[
         OfferSort, QueryParameter(description="Sort key; '-' for descending")
     ] = "price_per_gpu_hour_usd",
@@ -123,22 +126,9 @@ def list_offers_handler(
     offset: Offset = 0,
 ) -> OfferPage:
     """Offers of the current price sheets, with price per instance-hour and per GPU-hour."""
-    query = OfferQuery(
-        gpu=gpu,
-        provider=provider,
-        region=region,
-        min_gpus=min_gpus,
-        max_gpus=max_gpus,
-        max_price=max_price,
-        max_price_per_gpu=max_price_per_gpu,
-        interconnect=interconnect,
-        network_class=network_class,
-        min_network_gbps=min_network_gbps,
-        sort=sort,
-        limit=limit,
-        offset=offset,
-    )
-    return list_offers(store, query)
+    fields = dict(locals())
+    del fields["store"]
+    return list_offers(store, OfferQuery(**fields))
 
 
 @get(

@@ -8,10 +8,12 @@ import msgspec
 
 from solver.gpus import Interconnect
 from solver.memory import GpuFit, MemoryBand, MemoryBreakdown
-from solver.throughput import ProfileSource
+from solver.network import Network, NetworkClass
+from solver.scaling import ScalingEstimate
+from solver.throughput import Band, EfficiencyUsed, ProfileSource
 from solver.workload import Workload
 
-__all__ = ["MemoryRequest", "MemoryResponse", "ThroughputRequest", "ThroughputResponse"]
+__all__ = ["MemoryRequest", "MemoryResponse", "NetworkIn", "ThroughputRequest", "ThroughputResponse"]
 
 
 class MemoryRequest(Workload, forbid_unknown_fields=True, kw_only=True):
@@ -21,9 +23,13 @@ class MemoryRequest(Workload, forbid_unknown_fields=True, kw_only=True):
 
 
 class MemoryResponse(msgspec.Struct, kw_only=True):
-    """Predicted per-GPU memory: ``per_gpu_gib`` = allocated peak + runtime overhead, with its band.
+    """Predicted per-GPU memory in three counters, with the band of the one ``fits`` checks.
 
-    ``fits`` lists every requested GPU (or the whole catalog) with the margin left, largest first.
+    ``allocated_gib`` is torch's max allocated, ``reserved_gib`` what the caching allocator holds at the
+    peak (fragmentation included), ``per_gpu_gib`` what nvidia-smi shows (reserved + CUDA context +
+    NCCL buffers) and what must fit (``fit_counter``). ``host_ram_gib`` is the host memory CPU offload
+    (and paged optimizers) need. ``fits`` lists every requested GPU (or the whole catalog) with the
+    margin left, largest first, and whether the band's high end fits too.
     """
 
     model: str
@@ -31,25 +37,45 @@ class MemoryResponse(msgspec.Struct, kw_only=True):
     gpu_count: int
     tp: int
     seq_len: int
+    recompute: str
     per_gpu_gib: float
     allocated_gib: float
+    reserved_gib: float
+    fit_counter: Literal["per_gpu_gib"]
+    peak_phase: str
+    host_ram_gib: float
     band: MemoryBand
     breakdown: MemoryBreakdown
     assumptions: list[str]
     fits: list[GpuFit]
 
 
+class NetworkIn(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, frozen=True):
+    """The network between instances: its class and each instance's bandwidth to the others."""
+
+    network_class: NetworkClass = msgspec.field(name="class")
+    gbps: Annotated[
+        float, msgspec.Meta(ge=0, le=100_000, description="Gbit/s per instance to other instances.")
+    ]
+
+
 class ThroughputRequest(Workload, forbid_unknown_fields=True, kw_only=True):
-    """A workload on ``gpu_count`` GPUs of one type (``gpu``), linked by ``interconnect``.
+    """A workload on ``gpu_count`` GPUs of one type (``gpu``), in instances of ``gpus_per_instance``
+    linked inside by ``interconnect`` and between them by ``network``.
 
     ``interconnect`` defaults to what that GPU's instances usually have (the offers' derivation rule:
-    SXM/OAM boards of 8 → nvswitch, PCIe cards → pcie, one GPU → none).
+    SXM/OAM boards of 8 → nvswitch, PCIe cards → pcie, one GPU → none); ``gpus_per_instance`` to 8 (72
+    for GB200/GB300); ``network`` to an InfiniBand cluster with one 400 Gbit/s NIC per GPU.
     """
 
     gpu: Annotated[
         str, msgspec.Meta(min_length=1, max_length=200, description="GPU id, name or alias (one GPU).")
     ]
     interconnect: Interconnect | None = None
+    gpus_per_instance: (
+        Annotated[int, msgspec.Meta(ge=1, le=1024, description="GPUs in one instance (node).")] | None
+    ) = None
+    network: NetworkIn | None = None
     output_len: (
         Annotated[
             int,
@@ -60,12 +86,19 @@ class ThroughputRequest(Workload, forbid_unknown_fields=True, kw_only=True):
 
 
 class ThroughputResponse(msgspec.Struct, kw_only=True):
-    """A throughput with its provenance: ``measured`` cites the matching rows; ``derived`` says how."""
+    """A throughput with its provenance: ``measured`` cites the matching rows; ``class_model`` says
+    which class, stack and efficiency it used and cites the rows that set them; ``band`` is its
+    10th-90th percentile range and ``scaling`` what multi-GPU training keeps of linear scaling."""
 
     value: float
     unit: str
     provenance: Literal["measured", "derived"]
     route: str
+    workload_class: str
+    stack: str
+    efficiency: EfficiencyUsed
+    band: Band
+    scaling: ScalingEstimate | None
     sources: list[ProfileSource]
     confidence: Literal["high", "medium", "low"]
     confidence_score: float
@@ -75,3 +108,5 @@ class ThroughputResponse(msgspec.Struct, kw_only=True):
     gpu_count: int
     interconnect: Interconnect
     interconnect_derived: bool
+    gpus_per_instance: int
+    network: Network

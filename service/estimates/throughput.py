@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import msgspec
+
 from pricing.interconnect import derive_interconnect
 from service.catalog.gpu_names import one_gpu
 from service.db.snapshot import CatalogSnapshot
 from service.estimates.schemas import ThroughputRequest, ThroughputResponse
+from solver.errors import InvalidWorkload
 from solver.gpus import Interconnect
-from solver.throughput import estimate_throughput
+from solver.network import Network
+from solver.throughput import default_topology, estimate_throughput
 from solver.workload import resolve_workload
 
 __all__ = ["estimate_throughput_for"]
@@ -23,6 +27,22 @@ def estimate_throughput_for(snapshot: CatalogSnapshot, request: ThroughputReques
         if request.interconnect is None
         else request.interconnect
     )
+    topology = default_topology(gpu, request.gpu_count, interconnect)
+    if request.gpus_per_instance is not None:
+        topology = msgspec.structs.replace(topology, gpus_per_instance=request.gpus_per_instance)
+    if request.network is not None:
+        network = request.network
+        if network.network_class != "none" and network.gbps <= 0:
+            raise InvalidWorkload(
+                "network.gbps", f"must be > 0 for class {network.network_class!r} (or use class none)"
+            )
+        stated = Network(
+            network_class=network.network_class,
+            gbps=0.0 if network.network_class == "none" else network.gbps,
+            derived=False,
+            rule="stated by the request",
+        )
+        topology = msgspec.structs.replace(topology, network=stated)
     estimate = estimate_throughput(
         resolved,
         gpu,
@@ -32,12 +52,18 @@ def estimate_throughput_for(snapshot: CatalogSnapshot, request: ThroughputReques
         snapshot.gpus,
         output_len=request.output_len,
         index=snapshot.profile_index(),
+        topology=topology,
     )
     return ThroughputResponse(
         value=estimate.value,
         unit=estimate.unit,
         provenance=estimate.provenance,
         route=estimate.route,
+        workload_class=estimate.workload_class,
+        stack=estimate.stack,
+        efficiency=estimate.efficiency,
+        band=estimate.band,
+        scaling=estimate.scaling,
         sources=estimate.sources,
         confidence=estimate.confidence,
         confidence_score=estimate.confidence_score,
@@ -47,4 +73,6 @@ def estimate_throughput_for(snapshot: CatalogSnapshot, request: ThroughputReques
         gpu_count=request.gpu_count,
         interconnect=interconnect,
         interconnect_derived=derived,
+        gpus_per_instance=topology.gpus_per_instance,
+        network=topology.network,
     )

@@ -9,7 +9,7 @@ fleet MILP is ``solver.serving``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 import msgspec
@@ -17,7 +17,14 @@ import msgspec
 from service.db.snapshot import CatalogSnapshot
 from service.errors import InvalidParameter
 from service.plans.inputs import PlanInputs, PlanSettings
-from service.plans.render import PlanStamp, owned_ref, plan_status, price_sheets_used, rejected_gpus
+from service.plans.render import (
+    PlanStamp,
+    owned_ref,
+    plan_status,
+    price_sheets_used,
+    rejected_gpus,
+    stale_warnings,
+)
 from service.plans.schemas import (
     ClassShare,
     FleetChoiceOut,
@@ -33,6 +40,7 @@ from solver.candidates import Rejection, Supply
 from solver.errors import InvalidWorkload, NoFeasiblePlan
 from solver.gpus import INTERCONNECT_RANK, GpuSpec, Interconnect
 from solver.plan_spec import DEFAULT_FLEET_HOURS, PlanRequest
+from solver.plan_warnings import PlanWarning
 from solver.serving import FleetResult, ReplicaType, best_single_type, solve_fleet
 from solver.serving_capacity import Capacity, class_capacity
 from solver.serving_spec import RequestClass, validate_mix
@@ -137,6 +145,9 @@ class ServingFleets:
         """The API view of a fleet."""
         fleet, single, hours = solved.fleet, solved.single, solved.hours
         type_of = {t.type_id: t for t in solved.options.types}
+        sheets = price_sheets_used(
+            inputs.snapshot, inputs.request.acquisition, stamp.created_at, self.settings.price_max_age_hours
+        )
         return ServingPlanOut(
             plan_id=stamp.plan_id,
             created_at=stamp.created_at,
@@ -157,12 +168,8 @@ class ServingFleets:
             best_single_type=_single_out(inputs, solved, type_of),
             saving_vs_single_type=None if single is None else _saving(fleet, single, hours),
             rejected=rejected_gpus(inputs.snapshot, solved.rejected),
-            price_sheet=price_sheets_used(
-                inputs.snapshot,
-                inputs.request.acquisition,
-                stamp.created_at,
-                self.settings.price_max_age_hours,
-            ),
+            warnings=[*_capacity_warnings(type_of, fleet), *stale_warnings(sheets)],
+            price_sheet=sheets,
             solver=FleetSolverOut(
                 backend=fleet.outcome.backend,
                 status=plan_status(fleet.outcome),
@@ -277,6 +284,26 @@ def _rejected(
         if gpu_id not in usable and gpu_id not in grouped:
             grouped[gpu_id] = {"filter": "no current offer or ownership price"}
     return {g: sorted(reasons.items()) for g, reasons in sorted(grouped.items())}
+
+
+def _capacity_warnings(type_of: Mapping[str, ReplicaType], fleet: FleetResult) -> list[PlanWarning]:
+    """A ``low_confidence_capacity`` warning for each chosen replica type serving a request class on a
+    low-confidence derived capacity."""
+    found: list[PlanWarning] = []
+    for type_id, shares in sorted(fleet.shares.items()):
+        rtype = type_of[type_id]
+        weak = [i for i, share in enumerate(shares) if share > 0 and rtype.capacities[i].confidence == "low"]
+        if weak:
+            found.append(
+                PlanWarning(
+                    code="low_confidence_capacity",
+                    message=(
+                        f"{rtype.gpu_id} (tp {rtype.tp}) serves request class(es) {', '.join(str(i) for i in weak)} "
+                        "on a low-confidence derived capacity: measured serving rows for it would firm it up"
+                    ),
+                )
+            )
+    return found
 
 
 def _replica_out(rtype: ReplicaType, inputs: PlanInputs[FleetSpec], solved: SolvedFleet) -> ReplicaOut:

@@ -7,7 +7,14 @@ asks the planner for the cheapest (or fastest) configuration that finishes the w
 from __future__ import annotations
 
 from service.plans.inputs import PlanInputs, PlanSettings
-from service.plans.render import PlanStamp, owned_ref, plan_status, price_sheets_used, rejected_gpus
+from service.plans.render import (
+    PlanStamp,
+    owned_ref,
+    plan_status,
+    price_sheets_used,
+    rejected_gpus,
+    stale_warnings,
+)
 from service.plans.schemas import (
     AlternativeOut,
     ChoiceOut,
@@ -22,7 +29,9 @@ from service.plans.schemas import (
 from service.plans.throughput import ThroughputCache
 from solver.candidates import Candidate
 from solver.plan_spec import PlanRequest
+from solver.plan_warnings import candidate_warnings, cost_band, hours_band
 from solver.planner import PlanResult, plan
+from solver.throughput import Band
 from solver.workload import ResolvedWorkload
 
 __all__ = ["JobPlans"]
@@ -53,6 +62,9 @@ class JobPlans:
     def render(self, inputs: PlanInputs[None], result: PlanResult, stamp: PlanStamp) -> PlanOut:
         """The API view of a plan."""
         chosen, request = result.choice, inputs.request
+        sheets = price_sheets_used(
+            inputs.snapshot, request.acquisition, stamp.created_at, self.settings.price_max_age_hours
+        )
         return PlanOut(
             plan_id=stamp.plan_id,
             created_at=stamp.created_at,
@@ -65,9 +77,8 @@ class JobPlans:
             alternatives=_alternatives(result),
             rejected=rejected_gpus(inputs.snapshot, result.rejected),
             pareto=_pareto(result),
-            price_sheet=price_sheets_used(
-                inputs.snapshot, request.acquisition, stamp.created_at, self.settings.price_max_age_hours
-            ),
+            warnings=[*candidate_warnings(chosen), *stale_warnings(sheets)],
+            price_sheet=sheets,
             solver=_solver(result, request, inputs.supplies.passed_over, stamp.total_ms),
         )
 
@@ -82,6 +93,7 @@ def _choice(c: Candidate, inputs: PlanInputs[None]) -> ChoiceOut:
         acquisition=c.supply.acquisition,
         tp=c.tp,
         sharding=c.sharding,
+        recompute=c.recompute,
         offer=inputs.supplies.offers.get(c.supply.supply_id),
         owned=owned_ref(c.supply, inputs.request.owned_utilization),
     )
@@ -89,24 +101,35 @@ def _choice(c: Candidate, inputs: PlanInputs[None]) -> ChoiceOut:
 
 def _estimate(c: Candidate) -> EstimateOut:
     t = c.throughput
+    work = c.hours * t.value * 3600
+    low, high = hours_band(work, t)
     return EstimateOut(
         hours=c.hours,
-        work=c.hours * c.throughput_value * 3600,
+        hours_band=Band(low=low, high=high),
+        work=work,
         work_unit="tokens" if "token" in t.unit else "samples",
         throughput=ThroughputOut(
-            value=c.throughput_value,
+            value=t.value,
             unit=t.unit,
-            provenance=t.provenance if not c.scaling_note else "derived",
+            provenance=t.provenance,
             route=t.route,
             confidence=t.confidence,
             method=t.method,
-            scaling=c.scaling_note,
+            workload_class=t.workload_class,
+            stack=t.stack,
+            efficiency=t.efficiency,
+            band=t.band,
             sources=t.sources,
         ),
+        scaling=t.scaling,
         memory=MemoryOut(
             per_gpu_gib=c.memory.per_gpu_gib,
+            allocated_gib=c.memory.allocated_gib,
+            reserved_gib=c.memory.reserved_gib,
+            fit_counter=c.memory.fit_counter,
             capacity_gib=c.capacity_gib,
             band=c.memory.band,
+            host_ram_gib=c.memory.host_ram_gib,
             breakdown=c.memory.breakdown,
         ),
     )
@@ -116,8 +139,10 @@ def _cost(c: Candidate) -> CostOut:
     breakdown = {"compute_usd": c.cost_usd}
     if c.billable_hours > c.hours:
         breakdown["billing_rounding_usd"] = c.usd_per_hour * (c.billable_hours - c.hours)
+    low, high = cost_band(c, hours_band(c.hours * c.throughput.value * 3600, c.throughput))
     return CostOut(
         total_usd=c.cost_usd,
+        total_usd_band=Band(low=low, high=high),
         usd_per_hour=c.usd_per_hour,
         billable_hours=c.billable_hours,
         billing_increment_s=c.supply.billing_increment_s,

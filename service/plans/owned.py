@@ -12,6 +12,7 @@ import threading
 
 from pricing import tco
 from pricing.interconnect import derive_interconnect
+from pricing.network import owned_network
 from pricing.ownership_defaults import choose_defaults
 from service.db.snapshot import CatalogSnapshot, Derived
 from solver.candidates import Rejection, Supply
@@ -82,6 +83,7 @@ def owned_supplies(snapshot: CatalogSnapshot, utilization: float) -> tuple[list[
                     gpu_id=gpu_id,
                     gpus_per_unit=size,
                     interconnect=interconnect,
+                    network=owned_network(gpu, size),
                     usd_per_unit_hour=rate * size,
                     billing_increment_s=0,
                     price_source=source,

@@ -16,8 +16,9 @@ from service.plans.schemas import OwnedRef, PriceSheetsOut, PriceSheetUse, Rejec
 from solver.candidates import Supply
 from solver.mip import SolveOutcome
 from solver.plan_spec import Acquisition
+from solver.plan_warnings import PlanWarning
 
-__all__ = ["PlanStamp", "owned_ref", "plan_status", "price_sheets_used", "rejected_gpus"]
+__all__ = ["PlanStamp", "owned_ref", "plan_status", "price_sheets_used", "rejected_gpus", "stale_warnings"]
 
 _SHEET_KINDS: Mapping[Acquisition, frozenset[str]] = {
     "rent": frozenset({"rental"}),
@@ -74,6 +75,11 @@ def price_sheets_used(
                 f"{sheet.kind} sheet {sheet.source!r} (version {sheet.version}) is {age / 24:.0f} days old"
             )
     return PriceSheetsOut(versions=uses, warnings=warnings)
+
+
+def stale_warnings(sheets: PriceSheetsOut) -> list[PlanWarning]:
+    """The price-sheet age warnings as coded plan warnings (``price_sheet_stale``)."""
+    return [PlanWarning(code="price_sheet_stale", message=text) for text in sheets.warnings]
 
 
 def rejected_gpus(

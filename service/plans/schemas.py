@@ -9,7 +9,9 @@ from typing import Literal
 import msgspec
 
 from solver.memory import MemoryBand, MemoryBreakdown
-from solver.throughput import ProfileSource
+from solver.plan_warnings import PlanWarning
+from solver.scaling import ScalingEstimate
+from solver.throughput import Band, EfficiencyUsed, ProfileSource
 
 __all__ = [
     "AlternativeOut",
@@ -69,33 +71,51 @@ class ChoiceOut(msgspec.Struct, kw_only=True):
     acquisition: Literal["rent", "own"]
     tp: int
     sharding: str
+    recompute: str
+    """Activation checkpointing of the layout: the request's, or the least that fits when it left it out."""
     offer: OfferRef | None
     owned: OwnedRef | None
 
 
 class ThroughputOut(msgspec.Struct, kw_only=True):
+    """The whole job's throughput (all GPUs), its class, efficiency, band and the rows behind it."""
+
     value: float
     unit: str
     provenance: Literal["measured", "derived"]
     route: str
     confidence: Literal["high", "medium", "low"]
     method: str
-    scaling: str
+    workload_class: str
+    stack: str
+    efficiency: EfficiencyUsed
+    band: Band
     sources: list[ProfileSource]
 
 
 class MemoryOut(msgspec.Struct, kw_only=True):
+    """Per-GPU memory against capacity: ``fit_counter`` names the counter checked (nvidia-smi's)."""
+
     per_gpu_gib: float
+    allocated_gib: float
+    reserved_gib: float
+    fit_counter: Literal["per_gpu_gib"]
     capacity_gib: float
     band: MemoryBand
+    host_ram_gib: float
     breakdown: MemoryBreakdown
 
 
 class EstimateOut(msgspec.Struct, kw_only=True):
+    """Hours to finish (the MILP optimises ``hours``; ``hours_band`` is its 10th-90th percentile range)."""
+
     hours: float
+    hours_band: Band
     work: float
     work_unit: str
     throughput: ThroughputOut
+    scaling: ScalingEstimate | None
+    """How far a multi-GPU job keeps linear scaling, and what bounds it (``None`` on one GPU)."""
     memory: MemoryOut
 
 
@@ -103,6 +123,7 @@ class CostOut(msgspec.Struct, kw_only=True):
     """Total cost to complete: USD per hour of the whole configuration × billable hours."""
 
     total_usd: float
+    total_usd_band: Band
     usd_per_hour: float
     billable_hours: float
     billing_increment_s: int
@@ -185,6 +206,8 @@ class PlanOut(msgspec.Struct, kw_only=True, tag_field="plan_type", tag="job"):
     alternatives: list[AlternativeOut]
     rejected: list[RejectedGpu]
     pareto: list[ParetoPoint]
+    warnings: list[PlanWarning]
+    """Reasons to doubt or watch the plan, each with a stable ``code``."""
     price_sheet: PriceSheetsOut
     solver: SolverOut
 
@@ -269,6 +292,7 @@ class ServingPlanOut(msgspec.Struct, kw_only=True, tag_field="plan_type", tag="s
     best_single_type: SingleTypeOut | None
     saving_vs_single_type: SavingOut | None
     rejected: list[RejectedGpu]
+    warnings: list[PlanWarning]
     price_sheet: PriceSheetsOut
     solver: FleetSolverOut
 

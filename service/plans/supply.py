@@ -1,7 +1,7 @@
 """What a plan can run on: rental supplies from the current offers, after the request's filters.
 
-Offers that differ only in price (same GPU, GPUs per instance, interconnect, pricing and billing
-increment) are interchangeable for the planner, so the offers are grouped once per catalog snapshot
+Offers that differ only in price (same GPU, GPUs per instance, interconnect, network between
+instances, pricing and billing increment) are interchangeable for the planner, so the offers are grouped once per catalog snapshot
 (:data:`SUPPLY_INDEX`), each group sorted by price, and a request takes the cheapest offer of each group
 that passes its filters. A plan's cost therefore grows with the number of distinct groups, not with the
 number of offers: a catalog ten or a hundred times larger, made of the same kinds of instances, plans in
@@ -24,6 +24,7 @@ from service.errors import InvalidParameter
 from service.plans.schemas import OfferRef
 from solver.candidates import Rejection, Supply
 from solver.gpus import Interconnect
+from solver.network import Network
 from solver.plan_spec import PlanRequest
 
 __all__ = ["SUPPLY_INDEX", "OfferGroup", "SupplyFilter", "SupplyIndex", "SupplySet", "rental_supplies"]
@@ -38,6 +39,7 @@ class OfferGroup(msgspec.Struct, frozen=True, kw_only=True):
     gpu_id: str
     gpus_per_instance: int
     interconnect: Interconnect
+    network: Network
     billing_increment_s: int
     offers: tuple[tuple[float, CurrentOffer], ...]
 
@@ -49,7 +51,9 @@ class SupplyIndex(msgspec.Struct, frozen=True, kw_only=True):
 
 def build_supply_index(snapshot: CatalogSnapshot) -> SupplyIndex:
     """Group the snapshot's offers by everything but price (on-demand and spot prices apart)."""
-    grouped: dict[tuple[Pricing, str, int, Interconnect, int], list[tuple[float, CurrentOffer]]] = {}
+    grouped: dict[
+        tuple[Pricing, str, int, Interconnect, int, str, float], list[tuple[float, CurrentOffer]]
+    ] = {}
     spot_only: set[str] = set()
     has_on_demand: set[str] = set()
     for current in snapshot.offers:
@@ -67,6 +71,8 @@ def build_supply_index(snapshot: CatalogSnapshot) -> SupplyIndex:
                 offer.gpus_per_instance,
                 offer.interconnect,
                 offer.billing_increment_s,
+                offer.network_class,
+                offer.network_gbps,
             )
             grouped.setdefault(key, []).append((price, current))
         (spot_only if offer.price_per_hour_usd is None else has_on_demand).add(offer.gpu_id)
@@ -76,10 +82,11 @@ def build_supply_index(snapshot: CatalogSnapshot) -> SupplyIndex:
             gpu_id=gpu_id,
             gpus_per_instance=count,
             interconnect=interconnect,
+            network=members[0][1].offer.network,
             billing_increment_s=increment,
             offers=tuple(sorted(members, key=lambda m: (m[0], m[1].offer.offer_id))),
         )
-        for (pricing, gpu_id, count, interconnect, increment), members in sorted(grouped.items())
+        for (pricing, gpu_id, count, interconnect, increment, _, _), members in sorted(grouped.items())
     )
     return SupplyIndex(groups=groups, spot_only_gpus=frozenset(spot_only - has_on_demand))
 
@@ -161,6 +168,7 @@ def _rented(group: OfferGroup, price: float, current: CurrentOffer) -> tuple[Sup
         gpu_id=offer.gpu_id,
         gpus_per_unit=offer.gpus_per_instance,
         interconnect=offer.interconnect,
+        network=group.network,
         usd_per_unit_hour=price,
         billing_increment_s=offer.billing_increment_s,
         provider=offer.provider,

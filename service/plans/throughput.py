@@ -16,8 +16,8 @@ import msgspec
 from service.db.snapshot import CatalogSnapshot
 from solver.candidates import ThroughputFn
 from solver.errors import InvalidWorkload, ThroughputUnavailable
-from solver.gpus import GpuSpec, Interconnect
-from solver.throughput import ThroughputEstimate, estimate_throughput
+from solver.gpus import GpuSpec
+from solver.throughput import ThroughputEstimate, Topology, estimate_throughput
 from solver.workload import ResolvedWorkload
 
 __all__ = ["ThroughputCache", "ThroughputKey"]
@@ -32,7 +32,7 @@ class ThroughputKey(msgspec.Struct, frozen=True, kw_only=True):
     workload: ResolvedWorkload
     gpu_id: str
     gpu_count: int
-    interconnect: Interconnect
+    topology: Topology
     output_len: int | None
 
 
@@ -67,14 +67,14 @@ class ThroughputCache:
         index = snapshot.profile_index()
 
         def estimate(
-            workload: ResolvedWorkload, gpu: GpuSpec, gpu_count: int, interconnect: Interconnect
+            workload: ResolvedWorkload, gpu: GpuSpec, gpu_count: int, topology: Topology
         ) -> ThroughputEstimate:
             key = ThroughputKey(
                 generation=snapshot.generation,
                 workload=workload,
                 gpu_id=gpu.gpu_id,
                 gpu_count=gpu_count,
-                interconnect=interconnect,
+                topology=topology,
                 output_len=output_len,
             )
             return self.get(
@@ -83,11 +83,12 @@ class ThroughputCache:
                     workload,
                     gpu,
                     gpu_count,
-                    interconnect,
+                    topology.interconnect,
                     snapshot.profiles,
                     snapshot.gpus,
                     output_len=output_len,
                     index=index,
+                    topology=topology,
                 ),
             )
 
