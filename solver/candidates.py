@@ -15,8 +15,8 @@ cannot talk to each other at all).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Literal
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
+from typing import Any, Final, Literal, NamedTuple
 
 import msgspec
 
@@ -103,9 +103,17 @@ class Rejection(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Enumeration(msgspec.Struct, frozen=True, kw_only=True):
+    """The candidates that can matter, every rejection, and how many configurations were looked at.
+
+    ``candidates`` keeps every configuration that no other beats on both cost and hours, and the best
+    of each (GPU, seller) pair by cost and by hours: the optimum under any objective, deadline and
+    budget, and every alternative a plan lists, are among them. ``feasible`` counts all that passed.
+    """
+
     candidates: list[Candidate]
     rejections: list[Rejection]
     configurations_tried: int
+    feasible: int = 0
 
 
 def gpu_counts(gpus_per_unit: int, max_gpus: int) -> list[int]:
@@ -137,34 +145,155 @@ def _layouts(
     return layouts
 
 
+_MemoryEntry = tuple[ResolvedWorkload, MemoryEstimate] | None
+_SHARED_MEMORY: dict[tuple[bytes, int, int, str, str], _MemoryEntry] = {}
+_SHARED_FITS: dict[tuple[bytes, int, int, str, float], list[_Layout] | str] = {}
+_SHARED_MEMORY_LIMIT: Final = 50_000
+
+
 class _MemoryCache:
     """Memory depends on the layout, not on the GPU type: estimate each (count, tp, sharding,
-    recompute) once."""
+    recompute) of a workload once — across requests too (a bounded table keyed by the workload's JSON,
+    each operation one dict call, so threads may share it)."""
 
     def __init__(self, template: Workload) -> None:
         self._template = template
-        self._cache: dict[tuple[int, int, str, str], tuple[ResolvedWorkload, MemoryEstimate] | None] = {}
+        self._key = msgspec.json.encode(template)
 
     def recomputes(self) -> tuple[Recompute, ...]:
         """The checkpointing levels to try: the stated one, or all (least first) when left out."""
         stated = self._template.recompute
         return RECOMPUTE_LEVELS if stated is None else (stated,)
 
-    def get(
-        self, gpu_count: int, tp: int, sharding: Sharding, recompute: Recompute
-    ) -> tuple[ResolvedWorkload, MemoryEstimate] | None:
-        key = (gpu_count, tp, sharding, recompute)
-        if key not in self._cache:
-            workload = msgspec.structs.replace(
-                self._template, gpu_count=gpu_count, tp=tp, sharding=sharding, recompute=recompute
-            )
-            try:
-                resolved = resolve_workload(workload)
-            except InvalidWorkload:
-                self._cache[key] = None
-            else:
-                self._cache[key] = (resolved, estimate_memory(resolved))
-        return self._cache[key]
+    def get(self, gpu_count: int, tp: int, sharding: Sharding, recompute: Recompute) -> _MemoryEntry:
+        key = (self._key, gpu_count, tp, sharding, recompute)
+        if key in _SHARED_MEMORY:
+            return _SHARED_MEMORY[key]
+        workload = msgspec.structs.replace(
+            self._template, gpu_count=gpu_count, tp=tp, sharding=sharding, recompute=recompute
+        )
+        try:
+            resolved = resolve_workload(workload)
+        except InvalidWorkload:
+            found: _MemoryEntry = None
+        else:
+            found = (resolved, estimate_memory(resolved))
+        if len(_SHARED_MEMORY) >= _SHARED_MEMORY_LIMIT:
+            _SHARED_MEMORY.clear()
+        _SHARED_MEMORY[key] = found
+        return found
+
+    def fit(
+        self, gpu_count: int, per_unit: int, interconnect: Interconnect, capacity_gib: float
+    ) -> list[_Layout] | str:
+        """:func:`_fit`, remembered per workload, count, unit shape and capacity (across requests)."""
+        key = (self._key, gpu_count, per_unit, interconnect, capacity_gib)
+        found = _SHARED_FITS.get(key)
+        if found is None:
+            found = _fit(self, gpu_count, per_unit, interconnect, capacity_gib)
+            if len(_SHARED_FITS) >= _SHARED_MEMORY_LIMIT:
+                _SHARED_FITS.clear()
+            _SHARED_FITS[key] = found
+        return found
+
+
+class _Step(NamedTuple):
+    """One GPU count of a supply shape: its layout and throughput, or why it cannot run."""
+
+    units: int
+    gpu_count: int
+    layout: _Layout | None
+    rate: ThroughputEstimate | None
+    rejection: tuple[RejectionReason, str] | None
+
+
+def _shape_steps(
+    memory: _MemoryCache,
+    rates: dict[_RateKey, ThroughputEstimate | str],
+    throughput: ThroughputFn,
+    supply: Supply,
+    gpu: GpuSpec,
+    max_gpus: int,
+) -> list[_Step]:
+    """The counts a supply's shape (GPU, unit size, interconnect, network) can run at, with their hours.
+
+    Supplies of one shape differ only in price and billing, so this is worked out once per shape; the
+    first count that cannot synchronise or has no throughput ends the list (more units fare no better).
+    """
+    steps: list[_Step] = []
+    for units in gpu_counts(supply.gpus_per_unit, max_gpus):
+        gpu_count = units * supply.gpus_per_unit
+        options = memory.fit(gpu_count, supply.gpus_per_unit, supply.interconnect, gpu.memory_gib)
+        if isinstance(options, str):
+            steps.append(_Step(units, gpu_count, None, None, ("memory", options)))
+            continue
+        if units > 1 and not options[0].resolved.is_inference and not spans_instances(supply.network):
+            detail = f"{units} instances cannot synchronise training: {supply.network.rule}"
+            steps.append(_Step(units, gpu_count, None, None, ("network", detail)))
+            break
+        chosen = _fastest(options, rates, throughput, supply, gpu, gpu_count)
+        if isinstance(chosen, str):
+            steps.append(_Step(units, gpu_count, None, None, ("throughput", chosen)))
+            break
+        layout, rate = chosen
+        steps.append(_Step(units, gpu_count, layout, rate, None))
+    return steps
+
+
+class _Row(NamedTuple):
+    """A feasible configuration before it becomes a :class:`Candidate` (most never need to)."""
+
+    cost: float
+    hours: float
+    billable: float
+    usd_per_hour: float
+    supply: Supply
+    step: _Step
+    capacity_gib: float
+
+
+def _that_can_matter(rows: list[_Row]) -> list[_Row]:
+    """The rows no other beats on both cost and hours, and the best of each (GPU, seller) pair by
+    (cost, hours) and by (hours, cost), in the order they were found."""
+    keep: set[int] = set()
+    best_hours = float("inf")
+    for i in sorted(range(len(rows)), key=lambda i: (rows[i].cost, rows[i].hours, i)):
+        if rows[i].hours < best_hours:
+            keep.add(i)
+            best_hours = rows[i].hours
+    by_cost: dict[tuple[str, str], int] = {}
+    by_time: dict[tuple[str, str], int] = {}
+    for i, row in enumerate(rows):
+        group = (row.supply.gpu_id, row.supply.provider or row.supply.acquisition)
+        held = by_cost.get(group)
+        if held is None or (row.cost, row.hours) < (rows[held].cost, rows[held].hours):
+            by_cost[group] = i
+        held = by_time.get(group)
+        if held is None or (row.hours, row.cost) < (rows[held].hours, rows[held].cost):
+            by_time[group] = i
+    keep.update(by_cost.values())
+    keep.update(by_time.values())
+    return [rows[i] for i in sorted(keep)]
+
+
+def _candidate(row: _Row) -> Candidate:
+    step, layout = row.step, row.step.layout
+    assert layout is not None and step.rate is not None
+    return Candidate(
+        supply=row.supply,
+        units=step.units,
+        gpu_count=step.gpu_count,
+        tp=layout.resolved.tp,
+        sharding=layout.resolved.sharding,
+        recompute=layout.resolved.recompute,
+        memory=layout.memory,
+        capacity_gib=row.capacity_gib,
+        throughput=step.rate,
+        hours=row.hours,
+        billable_hours=row.billable,
+        usd_per_hour=row.usd_per_hour,
+        cost_usd=row.cost,
+    )
 
 
 def _billable(hours: float, increment_s: int) -> float:
@@ -186,15 +315,19 @@ def enumerate_candidates(
     budget_usd: float | None = None,
     min_interconnect: Interconnect | None = None,
     require_ecc: bool = False,
+    memo: MutableMapping[Any, Any] | None = None,
 ) -> Enumeration:
     """Every feasible configuration of ``supplies`` for the job ``template`` (layout fields ignored).
 
     ``work(unit)`` converts the job's work into the unit of a throughput (e.g. tokens for tokens_per_s).
+    ``memo`` keeps what each supply shape can run at (layouts and throughputs, not hours or prices) for
+    the next plan of the same workload: the caller owns it, one per workload and catalog snapshot.
     """
     memory = _MemoryCache(template)
-    fits: dict[tuple[int, int, str, float], list[_Layout] | str] = {}
-    rates: dict[tuple[str, int, int, str, int, str, str], ThroughputEstimate | str] = {}
-    candidates: list[Candidate] = []
+    rates: dict[_RateKey, ThroughputEstimate | str] = {}
+    shapes: MutableMapping[Any, list[_Step]] = {} if memo is None else memo
+    amounts: dict[str, float] = {}
+    rows: list[_Row] = []
     rejections: list[Rejection] = []
     tried = 0
     for supply in supplies:
@@ -223,45 +356,31 @@ def enumerate_candidates(
                 f"{supply.interconnect} inside the instance, below the required {min_interconnect}",
             )
             continue
-        unit_counts = gpu_counts(supply.gpus_per_unit, max_gpus)
-        if not unit_counts:
+        shape = (
+            supply.gpu_id,
+            supply.gpus_per_unit,
+            supply.interconnect,
+            supply.network.network_class,
+            supply.network.gbps,
+        )
+        steps = shapes.get((shape, max_gpus))
+        if steps is None:
+            steps = shapes[shape, max_gpus] = _shape_steps(memory, rates, throughput, supply, gpu, max_gpus)
+        if not steps:
             reject("quota", f"one unit has {supply.gpus_per_unit} GPUs, above max_gpus {max_gpus}")
             continue
-        for units in unit_counts:
+        price, increment = supply.usd_per_unit_hour, supply.billing_increment_s
+        for step in steps:
             tried += 1
-            gpu_count = units * supply.gpus_per_unit
-            fit_key = (gpu_count, supply.gpus_per_unit, supply.interconnect, gpu.memory_gib)
-            if fit_key not in fits:
-                fits[fit_key] = _fit(
-                    memory, gpu_count, supply.gpus_per_unit, supply.interconnect, gpu.memory_gib
-                )
-            options = fits[fit_key]
-            if isinstance(options, str):
-                reject("memory", options, gpu_count)
+            units, gpu_count = step.units, step.gpu_count
+            if step.rejection is not None:
+                reject(step.rejection[0], step.rejection[1], gpu_count)
                 continue
-            if units > 1 and not options[0].resolved.is_inference and not spans_instances(supply.network):
-                reject(
-                    "network",
-                    f"{units} instances cannot synchronise training: {supply.network.rule}",
-                    gpu_count,
-                )
-                break
-            found = [
-                (option, _rate(rates, throughput, option.resolved, supply, gpu, gpu_count))
-                for option in options
-            ]
-            rated = [(option, rate) for option, rate in found if not isinstance(rate, str)]
-            if not rated:
-                reject("throughput", str(found[0][1]), gpu_count)
-                break
-            layout, rate = max(rated, key=lambda pair: pair[1].value)  # the fastest layout that fits
-            tp, sharding, mem = layout.resolved.tp, layout.resolved.sharding, layout.memory
-            value = rate.value
-            amount = work(rate.unit)
-            hours = amount.amount / value / 3600
-            billable = _billable(hours, supply.billing_increment_s)
-            usd_per_hour = supply.usd_per_unit_hour * units
-            cost = usd_per_hour * billable
+            assert step.rate is not None
+            amount = amounts.get(step.rate.unit)
+            if amount is None:
+                amount = amounts[step.rate.unit] = work(step.rate.unit).amount
+            hours = amount / step.rate.value / 3600
             if deadline_hours is not None and hours > deadline_hours:
                 reject(
                     "deadline",
@@ -269,6 +388,9 @@ def enumerate_candidates(
                     gpu_count,
                 )
                 continue
+            billable = _billable(hours, increment)
+            usd_per_hour = price * units
+            cost = usd_per_hour * billable
             if budget_usd is not None and cost > budget_usd:
                 reject(
                     "budget",
@@ -276,24 +398,11 @@ def enumerate_candidates(
                     gpu_count,
                 )
                 continue
-            candidates.append(
-                Candidate(
-                    supply=supply,
-                    units=units,
-                    gpu_count=gpu_count,
-                    tp=tp,
-                    sharding=sharding,
-                    recompute=layout.resolved.recompute,
-                    memory=mem,
-                    capacity_gib=gpu.memory_gib,
-                    throughput=rate,
-                    hours=hours,
-                    billable_hours=billable,
-                    usd_per_hour=usd_per_hour,
-                    cost_usd=cost,
-                )
-            )
-    return Enumeration(candidates=candidates, rejections=rejections, configurations_tried=tried)
+            rows.append(_Row(cost, hours, billable, usd_per_hour, supply, step, gpu.memory_gib))
+    candidates = [_candidate(row) for row in _that_can_matter(rows)]
+    return Enumeration(
+        candidates=candidates, rejections=rejections, configurations_tried=tried, feasible=len(rows)
+    )
 
 
 class _Layout(msgspec.Struct, frozen=True, kw_only=True):
@@ -329,8 +438,40 @@ def _fit(
     return f"needs {smallest or 0:,.1f} GiB per GPU in the best layout on {gpu_count} GPU(s); has {capacity_gib:g} GiB"
 
 
+_RateKey = tuple[str, int, int, str, str, float, int, str, str]
+
+
+def _plain(layout: _Layout) -> bool:
+    """Whether a layout has nothing a costlier checkpointing level could save: no tensor parallelism
+    and no ZeRO-3 gathers (more checkpointing then only adds compute)."""
+    return layout.resolved.tp == 1 and layout.resolved.sharding != "zero3"
+
+
+def _fastest(
+    options: list[_Layout],
+    rates: dict[_RateKey, ThroughputEstimate | str],
+    throughput: ThroughputFn,
+    supply: Supply,
+    gpu: GpuSpec,
+    gpu_count: int,
+) -> tuple[_Layout, ThroughputEstimate] | str:
+    """The fitting layout with the most throughput, or why none has one. The least checkpointing is
+    taken at once when its layout is plain; otherwise every level's layout is rated."""
+    if _plain(options[0]):
+        options = options[:1]
+    best: tuple[_Layout, ThroughputEstimate] | None = None
+    reason = ""
+    for option in options:
+        rate = _rate(rates, throughput, option.resolved, supply, gpu, gpu_count)
+        if isinstance(rate, str):
+            reason = reason or rate
+        elif best is None or rate.value > best[1].value:
+            best = (option, rate)
+    return best if best is not None else reason
+
+
 def _rate(
-    cache: dict[tuple[str, int, int, str, int, str, str], ThroughputEstimate | str],
+    cache: dict[_RateKey, ThroughputEstimate | str],
     throughput: ThroughputFn,
     resolved: ResolvedWorkload,
     supply: Supply,
@@ -344,7 +485,9 @@ def _rate(
         gpu.gpu_id,
         supply.gpus_per_unit,
         gpu_count,
-        f"{supply.interconnect}|{network.network_class}|{network.gbps:g}",
+        supply.interconnect,
+        network.network_class,
+        network.gbps,
         resolved.tp,
         resolved.sharding,
         resolved.recompute,

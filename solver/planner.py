@@ -10,8 +10,8 @@ rejections per GPU type explain the choice.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Literal
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from typing import Any, Literal
 
 import msgspec
 import pulp
@@ -201,8 +201,12 @@ def plan(
     seq_len: int,
     pre_rejections: Sequence[Rejection] = (),
     time_limit_s: float = 5.0,
+    memo: MutableMapping[Any, Any] | None = None,
 ) -> PlanResult:
-    """Plan ``request``: raises :class:`NoFeasiblePlan` (with reasons per GPU) when nothing fits."""
+    """Plan ``request``: raises :class:`NoFeasiblePlan` (with reasons per GPU) when nothing fits.
+
+    ``memo`` (one per workload and catalog snapshot, owned by the caller) lets repeated plans of the
+    same workload skip re-deriving what each supply shape can run at."""
     limits = request.constraints
     enumeration = enumerate_candidates(
         template,
@@ -215,6 +219,7 @@ def plan(
         budget_usd=limits.budget_usd,
         min_interconnect=limits.interconnect,
         require_ecc=bool(limits.ecc),
+        memo=memo,
     )
     rejected = _rejected(gpus, enumeration, pre_rejections)
     if not enumeration.candidates:
@@ -237,7 +242,7 @@ def plan(
         alternatives=_alternatives(enumeration.candidates, chosen, request.objective, request.top_k),
         pareto=front,
         rejected=rejected,
-        candidates=len(enumeration.candidates),
-        pruned=len(enumeration.candidates) - len(front),
+        candidates=enumeration.feasible,
+        pruned=enumeration.feasible - len(front),
         configurations_tried=enumeration.configurations_tried,
     )

@@ -1,15 +1,18 @@
 """Throughput estimates for the planner, cached across requests so repeated plans reuse the model's work.
 
-A bounded, thread-safe LRU keyed by :class:`ThroughputKey`, which includes the snapshot generation the
-estimate was computed from, so a new snapshot never reads stale entries. The reason no estimate exists
-is cached too (and re-raised as :class:`~solver.errors.ThroughputUnavailable`).
+A bounded, thread-safe LRU of *tables*: one per (snapshot generation, the plan's workload, output
+length), so a new snapshot never reads stale entries. Inside a table an estimate is keyed by the
+few plain values a candidate varies — GPU, count, layout and topology — so a plan that asks for
+thousands of candidates hashes the (large) workload once, not once per candidate. The reason no
+estimate exists is cached too (and re-raised as :class:`~solver.errors.ThroughputUnavailable`).
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Hashable
+from typing import Any
 
 import msgspec
 
@@ -23,73 +26,81 @@ from solver.workload import ResolvedWorkload
 __all__ = ["ThroughputCache", "ThroughputKey"]
 
 _Result = ThroughputEstimate | str  # a str is the reason no estimate exists
+_Table = dict[Hashable, Any]
 
 
 class ThroughputKey(msgspec.Struct, frozen=True, kw_only=True):
-    """Everything an estimate depends on."""
+    """What a table of estimates depends on: the snapshot, the plan's workload, its output length."""
 
     generation: int
     workload: ResolvedWorkload
-    gpu_id: str
-    gpu_count: int
-    topology: Topology
     output_len: int | None
+    part: str = "estimates"
 
 
 class ThroughputCache:
-    """Least-recently-used cache of estimates, and of the reasons none exists."""
+    """Least-recently-used tables of estimates (and of the reasons none exists), one per plan workload."""
 
-    def __init__(self, max_entries: int = 50_000) -> None:
-        self._entries: OrderedDict[ThroughputKey, _Result] = OrderedDict()
+    def __init__(self, max_tables: int = 256, max_entries_per_table: int = 20_000) -> None:
+        self._tables: OrderedDict[ThroughputKey, _Table] = OrderedDict()
         self._lock = threading.Lock()
-        self._max = max_entries
+        self._max_tables = max_tables
+        self._max_entries = max_entries_per_table
 
-    def get(self, key: ThroughputKey, compute: Callable[[], ThroughputEstimate]) -> ThroughputEstimate:
+    def table(self, key: ThroughputKey) -> _Table:
+        """The table of ``key`` (created on first use; the least recently used one is dropped)."""
         with self._lock:
-            found = self._entries.get(key)
-            if found is not None:
-                self._entries.move_to_end(key)
-        if found is None:
-            try:
-                found = compute()
-            except (ThroughputUnavailable, InvalidWorkload) as exc:
-                found = str(exc)
-            with self._lock:
-                self._entries[key] = found
-                while len(self._entries) > self._max:
-                    self._entries.popitem(last=False)
-        if isinstance(found, ThroughputEstimate):
+            found = self._tables.get(key)
+            if found is None:
+                found = self._tables[key] = {}
+                while len(self._tables) > self._max_tables:
+                    self._tables.popitem(last=False)
+            else:
+                self._tables.move_to_end(key)
             return found
-        raise ThroughputUnavailable(found)  # a fresh exception each time: no traceback piles up
 
-    def estimator(self, snapshot: CatalogSnapshot, output_len: int | None) -> ThroughputFn:
-        """The planner's throughput function on ``snapshot``, through this cache."""
+    def memo(
+        self, snapshot: CatalogSnapshot, workload: ResolvedWorkload, output_len: int | None
+    ) -> dict[Hashable, Any]:
+        """The planner's memo for ``workload`` on ``snapshot`` (what each supply shape can run at)."""
+        return self.table(
+            ThroughputKey(
+                generation=snapshot.generation, workload=workload, output_len=output_len, part="shapes"
+            )
+        )
+
+    def estimator(
+        self, snapshot: CatalogSnapshot, workload: ResolvedWorkload, output_len: int | None
+    ) -> ThroughputFn:
+        """The planner's throughput function for ``workload`` on ``snapshot``, through this cache."""
         index = snapshot.profile_index()
+        table = self.table(
+            ThroughputKey(generation=snapshot.generation, workload=workload, output_len=output_len)
+        )
+        limit = self._max_entries
 
         def estimate(
-            workload: ResolvedWorkload, gpu: GpuSpec, gpu_count: int, topology: Topology
+            job: ResolvedWorkload, gpu: GpuSpec, gpu_count: int, topology: Topology
         ) -> ThroughputEstimate:
-            key = ThroughputKey(
-                generation=snapshot.generation,
-                workload=workload,
-                gpu_id=gpu.gpu_id,
-                gpu_count=gpu_count,
-                topology=topology,
-                output_len=output_len,
-            )
-            return self.get(
-                key,
-                lambda: estimate_throughput(
-                    workload,
-                    gpu,
-                    gpu_count,
-                    topology.interconnect,
-                    snapshot.profiles,
-                    snapshot.gpus,
-                    output_len=output_len,
-                    index=index,
-                    topology=topology,
-                ),
-            )
+            network = topology.network
+            key = (
+                gpu.gpu_id, gpu_count, job.tp, job.sharding, job.recompute, job.recompute_auto,
+                topology.gpus_per_instance, topology.interconnect, network.network_class, network.gbps,
+            )  # fmt: skip
+            found = table.get(key)
+            if found is None:
+                try:
+                    found = estimate_throughput(
+                        job, gpu, gpu_count, topology.interconnect, snapshot.profiles, snapshot.gpus,
+                        output_len=output_len, index=index, topology=topology,
+                    )  # fmt: skip
+                except (ThroughputUnavailable, InvalidWorkload) as exc:
+                    found = str(exc)
+                if len(table) >= limit:
+                    table.clear()
+                table[key] = found  # one dict call: safe to share between threads
+            if isinstance(found, ThroughputEstimate):
+                return found
+            raise ThroughputUnavailable(found)  # a fresh exception each time: no traceback piles up
 
         return estimate
