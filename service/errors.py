@@ -5,6 +5,7 @@ ServiceError
  ├── Unauthorized         401: a write without the right bearer token
  ├── Forbidden            403: writes are disabled (no admin token configured)
  ├── NotFound             404: no such resource
+ ├── FetchError           502: a configured price-sheet source cannot be fetched (the refresh records it)
  └── StoreUnavailable     503: the database cannot be opened or used right now
 """
 
@@ -12,7 +13,15 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-__all__ = ["Forbidden", "InvalidParameter", "NotFound", "ServiceError", "StoreUnavailable", "Unauthorized"]
+__all__ = [
+    "FetchError",
+    "Forbidden",
+    "InvalidParameter",
+    "NotFound",
+    "ServiceError",
+    "StoreUnavailable",
+    "Unauthorized",
+]
 
 
 class ServiceError(Exception):
@@ -61,6 +70,13 @@ class NotFound(ServiceError):
 
     status_code = 404
     title = "Not found"
+
+
+class FetchError(ServiceError):
+    """A source could not be fetched (network, HTTP status, size limit, missing file)."""
+
+    status_code = 502
+    title = "Source unavailable"
 
 
 class StoreUnavailable(ServiceError):

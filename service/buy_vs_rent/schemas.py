@@ -12,6 +12,7 @@ import msgspec
 from msgspec import Meta
 
 from pricing.tco_sensitivity import GridCell, TornadoBar
+from service.catalog.schemas import OfferKey
 from solver.mip import SolveOutcome
 
 __all__ = [
@@ -236,14 +237,9 @@ class Assumption(msgspec.Struct, kw_only=True):
     confidence: str | None = None
 
 
-class OfferRef(msgspec.Struct, kw_only=True):
+class OfferRef(OfferKey, kw_only=True):
     """The rental offer the rent price comes from."""
 
-    offer_id: str
-    provider: str
-    instance_type: str
-    region: str
-    gpus_per_instance: int
     on_demand_usd_per_hour: float
     on_demand_usd_per_gpu_hour: float
     commitment_discount: float

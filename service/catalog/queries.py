@@ -14,7 +14,15 @@ from typing import Any, Final, Literal, Protocol
 import msgspec
 
 from service.catalog.gpu_names import resolve_gpu_names
-from service.catalog.schemas import GpuOut, GpuPage, OfferOut, OfferPage, ProfileOut, ProfilePage
+from service.catalog.schemas import (
+    GpuOut,
+    GpuPage,
+    OfferOut,
+    OfferPage,
+    ProfileOut,
+    ProfilePage,
+    ServingProfilePage,
+)
 from service.db.snapshot import CatalogSnapshot
 from service.db.store import Store
 from service.errors import InvalidParameter, NotFound
@@ -30,6 +38,7 @@ __all__ = [
     "list_gpus",
     "list_offers",
     "list_profiles",
+    "list_serving_profiles",
 ]
 
 OfferSort = Literal[
@@ -308,3 +317,16 @@ def list_profiles(store: Store, query: ProfileQuery) -> ProfilePage:
     rows, total = _page(store, _PROFILE_SELECT, "throughput_profiles", where, params, "profile_id", query)
     items = [ProfileOut(**dict(zip(_PROFILE_FIELDS, row[:-1], strict=True))) for row in rows]
     return ProfilePage(items=items, total=total, limit=query.limit, offset=query.offset)
+
+
+def list_serving_profiles(
+    snapshot: CatalogSnapshot, *, gpu: str | None, limit: int, offset: int
+) -> ServingProfilePage:
+    """Serving-capacity rows of the snapshot, optionally of the GPUs ``gpu`` can denote."""
+    rows = list(snapshot.serving)
+    if gpu is not None:
+        ids = set(resolve_gpu_names(snapshot, gpu))
+        rows = [r for r in rows if r.gpu_id in ids]
+    return ServingProfilePage(
+        items=rows[offset : offset + limit], total=len(rows), limit=limit, offset=offset
+    )

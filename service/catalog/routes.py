@@ -10,7 +10,6 @@ from litestar.di import NamedDependency
 from litestar.handlers import HTTPRouteHandler
 from litestar.params import PathParameter, QueryParameter, RawBody
 
-from service.catalog.gpu_names import resolve_gpu_names
 from service.catalog.queries import (
     GpuQuery,
     OfferQuery,
@@ -20,6 +19,7 @@ from service.catalog.queries import (
     list_gpus,
     list_offers,
     list_profiles,
+    list_serving_profiles,
 )
 from service.catalog.schemas import (
     GpuOut,
@@ -215,14 +215,7 @@ def list_serving_profiles_handler(
     offset: Offset = 0,
 ) -> ServingProfilePage:
     """Serving-capacity rows (Mélange's, and uploaded ones): max requests/s per length bucket."""
-    snapshot = store.snapshot
-    rows = list(snapshot.serving)
-    if gpu is not None:
-        ids = set(resolve_gpu_names(snapshot, gpu))
-        rows = [r for r in rows if r.gpu_id in ids]
-    return ServingProfilePage(
-        items=rows[offset : offset + limit], total=len(rows), limit=limit, offset=offset
-    )
+    return list_serving_profiles(store.snapshot, gpu=gpu, limit=limit, offset=offset)
 
 
 ROUTES: Final[tuple[HTTPRouteHandler, ...]] = (

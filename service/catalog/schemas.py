@@ -13,6 +13,7 @@ from solver.profiles import ServingProfile
 __all__ = [
     "GpuOut",
     "GpuPage",
+    "OfferKey",
     "OfferOut",
     "OfferPage",
     "ProfileOut",
@@ -20,6 +21,16 @@ __all__ = [
     "ProfileUploadReport",
     "ServingProfilePage",
 ]
+
+
+class OfferKey(msgspec.Struct, kw_only=True):
+    """Which offer: its id, and who rents what where (the first fields of every reference to an offer)."""
+
+    offer_id: str
+    provider: str
+    instance_type: str
+    region: str
+    gpus_per_instance: int
 
 
 class GpuOut(msgspec.Struct, kw_only=True):

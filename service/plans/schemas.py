@@ -8,6 +8,7 @@ from typing import Literal
 
 import msgspec
 
+from service.catalog.schemas import OfferKey
 from solver.memory import MemoryBand, MemoryBreakdown
 from solver.plan_warnings import PlanWarning
 from solver.scaling import ScalingEstimate
@@ -41,12 +42,7 @@ __all__ = [
 ]
 
 
-class OfferRef(msgspec.Struct, kw_only=True):
-    offer_id: str
-    provider: str
-    instance_type: str
-    region: str
-    gpus_per_instance: int
+class OfferRef(OfferKey, kw_only=True):
     interconnect: str
     price_per_hour_usd: float
     pricing: Literal["on_demand", "spot"]

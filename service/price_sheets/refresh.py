@@ -17,9 +17,10 @@ import msgspec
 from apscheduler.schedulers.base import BaseScheduler
 
 from service.db.store import Store
+from service.errors import FetchError, InvalidParameter
 from service.price_sheets.importer import import_sheet
 from service.price_sheets.schemas import RefreshRun, SheetReport, SourceStatus
-from service.price_sheets.sources import FetchError, SourceConfig, fetch
+from service.price_sheets.sources import SourceConfig, fetch
 
 __all__ = ["Refresher"]
 
@@ -54,6 +55,15 @@ class Refresher:
         level = logging.INFO if run.result in ("ok", "unchanged") else logging.WARNING
         _log.log(level, "refresh %s: %s%s", name, run.result, f" ({run.error})" if run.error else "")
         return run
+
+    def chosen(self, source: str | None) -> list[str]:
+        """``source`` (a 400 unless it is configured), or every configured source."""
+        if source is None:
+            return list(self.sources)
+        if source not in self.sources:
+            known = ", ".join(sorted(self.sources)) or "none configured (set GPUPLAN_SOURCES)"
+            raise InvalidParameter("source", f"not a configured source; configured: {known}")
+        return [source]
 
     def run_all(self) -> list[RefreshRun]:
         return [self.run(name) for name in self.sources]

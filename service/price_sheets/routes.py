@@ -13,7 +13,6 @@ from litestar.params import PathParameter, QueryParameter, RawBody
 
 from pricing.sheet_formats import SheetFormat
 from service.db.store import Store
-from service.errors import InvalidParameter
 from service.http import MAX_UPLOAD_BYTES, Limit, Offset, allow_header_handler, require_admin
 from service.price_sheets.history import get_version, list_versions, offer_history
 from service.price_sheets.importer import import_sheet
@@ -155,11 +154,7 @@ async def refresh_now_handler(
 ) -> RefreshResults:
     """Run the refresh of every configured source (or one) now and return the results. Needs the admin
     token. Only configured sources can be fetched: no URL is taken from a request."""
-    if source is not None and source not in refresher.sources:
-        known = ", ".join(sorted(refresher.sources)) or "none configured (set GPUPLAN_SOURCES)"
-        raise InvalidParameter("source", f"not a configured source; configured: {known}")
-    names = [source] if source is not None else list(refresher.sources)
-    runs = [await anyio.to_thread.run_sync(refresher.run, name) for name in names]
+    runs = [await anyio.to_thread.run_sync(refresher.run, name) for name in refresher.chosen(source)]
     return RefreshResults(runs=runs)
 
 

@@ -29,9 +29,9 @@ from msgspec import Meta
 
 from pricing.sheet_formats import SHEET_FORMATS, SheetFormat
 from service.db.seed import SEED_SOURCE
-from service.errors import InvalidParameter
+from service.errors import FetchError, InvalidParameter
 
-__all__ = ["FetchError", "SourceConfig", "fetch", "load_sources", "validate_source_name"]
+__all__ = ["SourceConfig", "fetch", "load_sources", "validate_source_name"]
 
 _SOURCE_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 
@@ -96,10 +96,6 @@ def load_sources(path: str) -> list[SourceConfig]:
             raise ValueError(f"GPUPLAN_SOURCES file {path!r}: source[{i}] ({source.name}) needs a provider")
         names.add(source.name)
     return sources
-
-
-class FetchError(Exception):
-    """A source could not be fetched (network, HTTP status, size limit, missing file)."""
 
 
 def fetch(source: SourceConfig) -> bytes:

@@ -13,10 +13,8 @@ from service.cli import main
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory: pytest.TempPathFactory) -> str:
-    path = str(tmp_path_factory.mktemp("cli-bvr") / "gpuplan.duckdb")
-    assert main(["--db", path, "db", "init"]) == 0
-    return path
+def db(cli_db: str) -> str:
+    return cli_db
 
 
 def test_summary_and_csv(db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

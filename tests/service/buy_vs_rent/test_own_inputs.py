@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from pricing import tco
+from pricing.ownership_defaults import OwnershipChoice
 from service.buy_vs_rent.cli import _request, register
 from service.buy_vs_rent.own_inputs import OWN_INPUTS, UNITS
 from service.buy_vs_rent.schemas import OwnInputs
@@ -13,6 +14,7 @@ from service.buy_vs_rent.schemas import OwnInputs
 def test_the_description_names_every_tco_input_in_order() -> None:
     names = tuple(item.name for item in OWN_INPUTS)
     assert names == OwnInputs.__struct_fields__ == tco.OwnershipInputs.__struct_fields__
+    assert set(names) <= set(OwnershipChoice.__struct_fields__)  # every input has a default, or None
     assert set(UNITS) == set(names) and all(UNITS.values())
 
 
