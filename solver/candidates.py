@@ -15,11 +15,12 @@ cannot talk to each other at all).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, MutableMapping, Sequence
 from typing import Any, Final, Literal, NamedTuple
 
 import msgspec
 
+from solver.config_grid import ConfigGrid, select
 from solver.errors import InvalidWorkload, ThroughputUnavailable
 from solver.gpus import INTERCONNECT_RANK, GpuSpec, Interconnect
 from solver.memory import MemoryEstimate, estimate_memory
@@ -103,11 +104,14 @@ class Rejection(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Enumeration(msgspec.Struct, frozen=True, kw_only=True):
-    """The candidates that can matter, every rejection, and how many configurations were looked at.
+    """The candidates that can matter, the most telling rejections, and how many configurations were
+    looked at.
 
     ``candidates`` keeps every configuration that no other beats on both cost and hours, and the best
     of each (GPU, seller) pair by cost and by hours: the optimum under any objective, deadline and
-    budget, and every alternative a plan lists, are among them. ``feasible`` counts all that passed.
+    budget, and every alternative a plan lists, are among them. ``rejections`` holds one per GPU type
+    and reason: the one that tried the most GPUs (the first found on a tie). ``feasible`` counts all
+    configurations that passed.
     """
 
     candidates: list[Candidate]
@@ -149,6 +153,8 @@ _MemoryEntry = tuple[ResolvedWorkload, MemoryEstimate] | None
 _SHARED_MEMORY: dict[tuple[bytes, int, int, str, str], _MemoryEntry] = {}
 _SHARED_FITS: dict[tuple[bytes, int, int, str, float], list[_Layout] | str] = {}
 _SHARED_MEMORY_LIMIT: Final = 50_000
+_MEMO_LIMIT: Final = 20_000
+"""Entries a caller's memo may hold before step tables stop being added to it."""
 
 
 class _MemoryCache:
@@ -240,67 +246,106 @@ def _shape_steps(
     return steps
 
 
-class _Row(NamedTuple):
-    """A feasible configuration before it becomes a :class:`Candidate` (most never need to)."""
-
-    cost: float
-    hours: float
-    billable: float
-    usd_per_hour: float
-    supply: Supply
-    step: _Step
-    capacity_gib: float
-
-
-def _that_can_matter(rows: list[_Row]) -> list[_Row]:
-    """The rows no other beats on both cost and hours, and the best of each (GPU, seller) pair by
-    (cost, hours) and by (hours, cost), in the order they were found."""
-    keep: set[int] = set()
-    best_hours = float("inf")
-    for i in sorted(range(len(rows)), key=lambda i: (rows[i].cost, rows[i].hours, i)):
-        if rows[i].hours < best_hours:
-            keep.add(i)
-            best_hours = rows[i].hours
-    by_cost: dict[tuple[str, str], int] = {}
-    by_time: dict[tuple[str, str], int] = {}
-    for i, row in enumerate(rows):
-        group = (row.supply.gpu_id, row.supply.provider or row.supply.acquisition)
-        held = by_cost.get(group)
-        if held is None or (row.cost, row.hours) < (rows[held].cost, rows[held].hours):
-            by_cost[group] = i
-        held = by_time.get(group)
-        if held is None or (row.hours, row.cost) < (rows[held].hours, rows[held].cost):
-            by_time[group] = i
-    keep.update(by_cost.values())
-    keep.update(by_time.values())
-    return [rows[i] for i in sorted(keep)]
-
-
-def _candidate(row: _Row) -> Candidate:
-    step, layout = row.step, row.step.layout
+def _candidate(
+    supply: Supply, step: _Step, hours: float, billable: float, cost: float, gpus: Mapping[str, GpuSpec]
+) -> Candidate:
+    layout = step.layout
     assert layout is not None and step.rate is not None
     return Candidate(
-        supply=row.supply,
+        supply=supply,
         units=step.units,
         gpu_count=step.gpu_count,
         tp=layout.resolved.tp,
         sharding=layout.resolved.sharding,
         recompute=layout.resolved.recompute,
         memory=layout.memory,
-        capacity_gib=row.capacity_gib,
+        capacity_gib=gpus[supply.gpu_id].memory_gib,
         throughput=step.rate,
-        hours=row.hours,
-        billable_hours=row.billable,
-        usd_per_hour=row.usd_per_hour,
-        cost_usd=row.cost,
+        hours=hours,
+        billable_hours=billable,
+        usd_per_hour=supply.usd_per_unit_hour * step.units,
+        cost_usd=cost,
     )
 
 
-def _billable(hours: float, increment_s: int) -> float:
-    if increment_s <= 0:
-        return hours
-    seconds = math.ceil(hours * 3600 / increment_s - 1e-9) * increment_s
-    return seconds / 3600
+class _StepTable(NamedTuple):
+    """A shape's steps as grid columns for one job (hours NaN where a step cannot run)."""
+
+    hours: list[float]
+    units: list[int]
+    gpu_counts: list[int]
+    failed: list[_Step]
+
+    @classmethod
+    def cached(
+        cls,
+        memo: MutableMapping[Any, Any],
+        key: Hashable,
+        steps: list[_Step],
+        amounts: dict[str, float],
+        work: Callable[[str], WorkAmount],
+    ) -> _StepTable:
+        """The table of ``steps`` for this job's amount of work, kept in ``memo`` beside the steps."""
+        rate = next((step.rate for step in steps if step.rate is not None), None)
+        amount = None if rate is None else _amount(rate.unit, amounts, work)
+        table_key = ("table", key, amount)
+        found: _StepTable | None = memo.get(table_key)
+        if found is None:
+            found = cls.of(steps, amounts, work)
+            if len(memo) < _MEMO_LIMIT:  # many different amounts of work: compute, do not keep
+                memo[table_key] = found
+        return found
+
+    @classmethod
+    def of(
+        cls, steps: list[_Step], amounts: dict[str, float], work: Callable[[str], WorkAmount]
+    ) -> _StepTable:
+        hours = [_hours(step, amounts, work) for step in steps]
+        return cls(
+            hours=[math.nan if h is None else h for h in hours],
+            units=[step.units for step in steps],
+            gpu_counts=[step.gpu_count for step in steps],
+            failed=[step for step in steps if step.rejection is not None],
+        )
+
+
+def _hours(step: _Step, amounts: dict[str, float], work: Callable[[str], WorkAmount]) -> float | None:
+    """Hours ``step`` needs for the job's work (None when it cannot run); one conversion per unit."""
+    if step.rate is None:
+        return None
+    return _amount(step.rate.unit, amounts, work) / step.rate.value / 3600
+
+
+def _amount(unit: str, amounts: dict[str, float], work: Callable[[str], WorkAmount]) -> float:
+    """The job's work in ``unit`` (converted once per plan)."""
+    found = amounts.get(unit)
+    if found is None:
+        found = amounts[unit] = work(unit).amount
+    return found
+
+
+class _Rejections:
+    """The most telling rejection per (GPU type, reason): the one that tried the most GPUs, the first
+    found on a tie. A detail is formatted only when it is kept (most are not)."""
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[str, RejectionReason], Rejection] = {}
+
+    def add(
+        self, supply: Supply, reason: RejectionReason, gpu_count: int, detail: str, *args: object
+    ) -> None:
+        held = self._kept.get((supply.gpu_id, reason))
+        if held is None or gpu_count > held.gpu_count:
+            self._kept[supply.gpu_id, reason] = Rejection(
+                gpu_id=supply.gpu_id,
+                reason=reason,
+                detail=detail.format(*args) if args else detail,
+                supply_id=supply.supply_id,
+                gpu_count=gpu_count,
+            )
+
+    def kept(self) -> list[Rejection]:
+        return list(self._kept.values())
 
 
 def enumerate_candidates(
@@ -327,33 +372,27 @@ def enumerate_candidates(
     rates: dict[_RateKey, ThroughputEstimate | str] = {}
     shapes: MutableMapping[Any, list[_Step]] = {} if memo is None else memo
     amounts: dict[str, float] = {}
-    rows: list[_Row] = []
-    rejections: list[Rejection] = []
-    tried = 0
+    rejections = _Rejections()
+    grid = ConfigGrid()
+    added: list[tuple[Supply, list[_Step]]] = []  # each supply in the grid, with its steps
+    groups: dict[tuple[str, str], int] = {}
+    gpu_numbers: dict[str, int] = {}
     for supply in supplies:
         gpu = gpus[supply.gpu_id]
-
-        def reject(reason: RejectionReason, detail: str, gpu_count: int = 0, supply: Supply = supply) -> None:
-            rejections.append(
-                Rejection(
-                    gpu_id=supply.gpu_id,
-                    reason=reason,
-                    detail=detail,
-                    supply_id=supply.supply_id,
-                    gpu_count=gpu_count,
-                )
-            )
-
         if require_ecc and gpu.ecc is not True:
-            reject("ecc", "no ECC memory")
+            rejections.add(supply, "ecc", 0, "no ECC memory")
             continue
         if (
             min_interconnect is not None
             and INTERCONNECT_RANK[supply.interconnect] < INTERCONNECT_RANK[min_interconnect]
         ):
-            reject(
+            rejections.add(
+                supply,
                 "interconnect",
-                f"{supply.interconnect} inside the instance, below the required {min_interconnect}",
+                0,
+                "{} inside the instance, below the required {}",
+                supply.interconnect,
+                min_interconnect,
             )
             continue
         shape = (
@@ -367,41 +406,51 @@ def enumerate_candidates(
         if steps is None:
             steps = shapes[shape, max_gpus] = _shape_steps(memory, rates, throughput, supply, gpu, max_gpus)
         if not steps:
-            reject("quota", f"one unit has {supply.gpus_per_unit} GPUs, above max_gpus {max_gpus}")
+            rejections.add(
+                supply, "quota", 0, "one unit has {} GPUs, above max_gpus {}", supply.gpus_per_unit, max_gpus
+            )
             continue
-        price, increment = supply.usd_per_unit_hour, supply.billing_increment_s
-        for step in steps:
-            tried += 1
-            units, gpu_count = step.units, step.gpu_count
-            if step.rejection is not None:
-                reject(step.rejection[0], step.rejection[1], gpu_count)
-                continue
-            assert step.rate is not None
-            amount = amounts.get(step.rate.unit)
-            if amount is None:
-                amount = amounts[step.rate.unit] = work(step.rate.unit).amount
-            hours = amount / step.rate.value / 3600
-            if deadline_hours is not None and hours > deadline_hours:
-                reject(
-                    "deadline",
-                    f"{gpu_count} GPU(s) need {hours:,.1f} h, over the {deadline_hours:g} h deadline",
-                    gpu_count,
-                )
-                continue
-            billable = _billable(hours, increment)
-            usd_per_hour = price * units
-            cost = usd_per_hour * billable
-            if budget_usd is not None and cost > budget_usd:
-                reject(
-                    "budget",
-                    f"{gpu_count} GPU(s) cost ${cost:,.2f}, over the ${budget_usd:,.2f} budget",
-                    gpu_count,
-                )
-                continue
-            rows.append(_Row(cost, hours, billable, usd_per_hour, supply, step, gpu.memory_gib))
-    candidates = [_candidate(row) for row in _that_can_matter(rows)]
+        table = _StepTable.cached(shapes, (shape, max_gpus), steps, amounts, work)
+        for step in table.failed:
+            assert step.rejection is not None
+            rejections.add(supply, step.rejection[0], step.gpu_count, "{}", step.rejection[1])
+        seller = (supply.gpu_id, supply.provider or supply.acquisition)
+        grid.add(
+            table.hours,
+            table.units,
+            table.gpu_counts,
+            price=supply.usd_per_unit_hour,
+            increment_s=supply.billing_increment_s,
+            group=groups.setdefault(seller, len(groups)),
+            gpu=gpu_numbers.setdefault(supply.gpu_id, len(gpu_numbers)),
+        )
+        added.append((supply, steps))
+
+    def at(row: int) -> tuple[Supply, _Step]:
+        supply, steps = added[grid.supply_of(row)]
+        return supply, steps[row - grid.starts[grid.supply_of(row)]]
+
+    picked = select(grid, deadline_hours=deadline_hours, budget_usd=budget_usd)
+    for i in picked.deadline_rejections:
+        supply, step = at(i)
+        template_ = "{} GPU(s) need {:,.1f} h, over the {:g} h deadline"
+        rejections.add(
+            supply, "deadline", step.gpu_count, template_, step.gpu_count, grid.hours[i], deadline_hours
+        )
+    for i in picked.budget_rejections:
+        supply, step = at(i)
+        template_ = "{} GPU(s) cost ${:,.2f}, over the ${:,.2f} budget"
+        rejections.add(
+            supply, "budget", step.gpu_count, template_, step.gpu_count, picked.cost[i], budget_usd
+        )
+    candidates = [
+        _candidate(*at(i), grid.hours[i], picked.billable[i], picked.cost[i], gpus) for i in picked.kept
+    ]
     return Enumeration(
-        candidates=candidates, rejections=rejections, configurations_tried=tried, feasible=len(rows)
+        candidates=candidates,
+        rejections=rejections.kept(),
+        configurations_tried=len(grid.hours),
+        feasible=picked.feasible,
     )
 
 

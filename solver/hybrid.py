@@ -30,6 +30,8 @@ from solver.mip import SolveOutcome, solve
 __all__ = ["FleetCost", "HybridProblem", "HybridResult", "enumerate_hybrid", "evaluate_fleet", "solve_hybrid"]
 
 _TOLERANCE = 1e-9
+"""GPU-months of demand a fleet may fall short by (float noise): ``g`` GPUs serve ``d`` GPU-hours when
+``d ≤ c·(g + tolerance)``, in the peak, the oracle and the MILP alike."""
 
 
 class HybridProblem(msgspec.Struct, frozen=True, kw_only=True):
@@ -83,7 +85,7 @@ def evaluate_fleet(problem: HybridProblem, owned: int, reserved: int = 0) -> Fle
             cost += busy_cost * s + problem.rent_usd_per_hour[m] * r
         else:
             reserved_cap = cap * reserved
-            if demand > cap * (owned + reserved) * (1 + _TOLERANCE) + _TOLERANCE:
+            if demand > cap * (owned + reserved + _TOLERANCE):  # the tolerance peak_gpus uses
                 return None
             # reserved hours are paid for already: serve with owned GPUs only what they must, or all
             # they can when a busy owned hour costs less than nothing extra (never, in practice)
@@ -152,10 +154,17 @@ def solve_hybrid(problem: HybridProblem, *, time_limit_s: float = 5.0) -> Hybrid
     for m, demand in enumerate(problem.demand_gpu_hours):
         s = model.add_variable(f"served_{m + 1}", 0, demand, "Continuous")
         r = model.add_variable(f"rented_{m + 1}", 0, demand, "Continuous")
-        model += s + r == demand, f"demand_{m + 1}"
-        model += s - cap * owned <= 0, f"owned_capacity_{m + 1}"
+        # Rows scaled so the month's demand is at least 1: HiGHS's absolute feasibility tolerance (1e-7)
+        # then cannot let a small demand ride on zero owned or reserved GPUs. Demand under the fleet
+        # tolerance needs no GPU anyway, so the scale stops there (and stays a sane coefficient).
+        scale = max(1.0, 1.0 / max(demand, cap * _TOLERANCE))
+        model += scale * s + scale * r == scale * demand, f"demand_{m + 1}"
+        model += scale * s - scale * cap * owned <= scale * cap * _TOLERANCE, f"owned_capacity_{m + 1}"
         if reserved is not None:
-            model += r - cap * reserved <= 0, f"reserved_capacity_{m + 1}"
+            model += (
+                scale * r - scale * cap * reserved <= scale * cap * _TOLERANCE,
+                f"reserved_capacity_{m + 1}",
+            )
             objective.append(problem.owned_busy_usd_per_hour[m] * s)
         else:
             objective.append(problem.owned_busy_usd_per_hour[m] * s + problem.rent_usd_per_hour[m] * r)

@@ -303,7 +303,10 @@ def _training_phases(
     keep_working_copy = not st.working_copy_transient or end == "high" or rw.offload != "none"
     temp = st.step_temp_high if end == "high" else st.step_temp_point
     temp = 0.0 if placed.step_on_host else temp / tp / (rw.dp if rw.sharding != "none" else 1)
-    step_grads = placed.first_gradient if rw.optimizer_in_backward else placed.gradients
+    # stepped in backward: one parameter's gradient at a time (after its reduce-scatter when sharded)
+    step_grads = (
+        min(placed.first_gradient, placed.gradients) if rw.optimizer_in_backward else placed.gradients
+    )
     step = _Peak(
         phase="optimizer_step",
         weights=placed.weights if keep_working_copy else 0.0,

@@ -11,8 +11,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from importlib.metadata import version
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import msgspec
 import pulp
@@ -42,9 +43,16 @@ class SolveOutcome(msgspec.Struct, frozen=True, kw_only=True):
 _SUCCESS = {pulp.LpSolveStatus.Optimal, pulp.LpSolveStatus.GapLimit}
 
 
-def solve(problem: pulp.LpProblem, *, time_limit_s: float = 5.0) -> SolveOutcome:
-    """Solve ``problem`` in place (variable values are set) and say how it went."""
-    solver = pulp.HiGHS(msg=False, timeLimit=time_limit_s, threads=HIGHS_THREADS)
+def solve(
+    problem: pulp.LpProblem,
+    *,
+    time_limit_s: float = 5.0,
+    options: Mapping[str, bool | int | float] | None = None,
+) -> SolveOutcome:
+    """Solve ``problem`` in place (variable values are set) and say how it went; ``options`` are HiGHS
+    options (names as in the HiGHS documentation) for this solve."""
+    highs_options: dict[str, Any] = dict(options or {})  # passed through to Highs.setOptionValue
+    solver = pulp.HiGHS(msg=False, timeLimit=time_limit_s, threads=HIGHS_THREADS, **highs_options)
     started = time.perf_counter()
     try:
         stats = problem.solve(solver)

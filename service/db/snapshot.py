@@ -70,7 +70,7 @@ class _Built:
     """What has been derived from one snapshot (keyed by the :class:`Derived` objects themselves)."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entrant: a structure may be built from another one
         self._values: dict[Derived[Any], Any] = {}
 
     def get[T](self, snapshot: CatalogSnapshot, key: Derived[T]) -> T:

@@ -9,8 +9,8 @@ fleet MILP is ``solver.serving``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Hashable, Mapping, MutableMapping, Sequence
+from typing import Any, NamedTuple, cast
 
 import msgspec
 
@@ -35,6 +35,7 @@ from service.plans.schemas import (
     ServingPlanOut,
     SingleTypeOut,
 )
+from service.plans.throughput import ThroughputCache
 from solver.calibration import ProfileIndex
 from solver.candidates import Rejection, Supply
 from solver.errors import InvalidWorkload, NoFeasiblePlan
@@ -43,7 +44,7 @@ from solver.plan_spec import DEFAULT_FLEET_HOURS, PlanRequest
 from solver.plan_warnings import PlanWarning
 from solver.serving import FleetResult, ReplicaType, best_single_type, solve_fleet
 from solver.serving_capacity import Capacity, class_capacity
-from solver.serving_spec import RequestClass, validate_mix
+from solver.serving_spec import RequestClass, ServingSlo, validate_mix
 from solver.workload import ResolvedWorkload, Workload, resolve_workload
 
 __all__ = ["FleetSpec", "ServingFleets", "SolvedFleet"]
@@ -76,18 +77,26 @@ class SolvedFleet(msgspec.Struct, frozen=True, kw_only=True):
     hours: float
 
 
+_MAX_CAPACITIES = 50_000
+
+
 class _CapacityKey(NamedTuple):
+    """What one replica's capacity for one request size depends on, beyond the model and snapshot."""
+
     gpu_id: str
     tp: int
     interconnect: Interconnect
-    class_index: int
+    input_tokens: int
+    output_tokens: int
+    slo: ServingSlo | None
 
 
 class ServingFleets:
     """The serving kind of plan: validate the load, size the fleet with its MILP, render it."""
 
-    def __init__(self, settings: PlanSettings) -> None:
+    def __init__(self, settings: PlanSettings, cache: ThroughputCache) -> None:
         self.settings = settings
+        self.cache = cache
 
     def validate(self, request: PlanRequest, resolved: ResolvedWorkload) -> FleetSpec:
         """The rate and a valid mix are required, and the model must be a language model."""
@@ -108,7 +117,7 @@ class ServingFleets:
     def solve(self, inputs: PlanInputs[FleetSpec]) -> SolvedFleet:
         """Size the fleet; raises NoFeasiblePlan (with reasons per GPU) when nothing serves it."""
         request, spec = inputs.request, inputs.spec
-        options = _replica_types(inputs)
+        options = _replica_types(inputs, self.cache)
         rejected = _rejected(inputs.snapshot, [*inputs.supplies.rejections, *options.rejections], options)
         if not options.types:
             raise NoFeasiblePlan("no GPU can serve this model and request mix", rejected)
@@ -194,10 +203,10 @@ def _resolved_by_tp(template: Workload) -> dict[int, ResolvedWorkload]:
     return resolved
 
 
-def _replica_types(inputs: PlanInputs[FleetSpec]) -> ReplicaOptions:
+def _replica_types(inputs: PlanInputs[FleetSpec], cache: ThroughputCache) -> ReplicaOptions:
     snapshot, index = inputs.snapshot, inputs.snapshot.profile_index()
     by_tp = _resolved_by_tp(inputs.template)
-    capacities: dict[_CapacityKey, Capacity] = {}
+    capacities = cache.capacities(snapshot, by_tp[min(by_tp)]) if by_tp else {}
     types: list[ReplicaType] = []
     supply_of: dict[str, Supply] = {}
     rejections: list[Rejection] = []
@@ -209,8 +218,8 @@ def _replica_types(inputs: PlanInputs[FleetSpec]) -> ReplicaOptions:
                 continue
             interconnect: Interconnect = supply.interconnect if tp > 1 else "none"
             caps = [
-                _capacity(capacities, inputs, resolved, gpu, tp, interconnect, i, cls, index)
-                for i, cls in enumerate(inputs.spec.classes)
+                _capacity(capacities, inputs, resolved, gpu, tp, interconnect, cls, index)
+                for cls in inputs.spec.classes
             ]
             if not any(c.requests_per_s > 0 for c in caps):
                 rejections.append(
@@ -238,21 +247,25 @@ def _replica_types(inputs: PlanInputs[FleetSpec]) -> ReplicaOptions:
 
 
 def _capacity(
-    cache: dict[_CapacityKey, Capacity],
+    cache: MutableMapping[Hashable, Any],
     inputs: PlanInputs[FleetSpec],
     resolved: ResolvedWorkload,
     gpu: GpuSpec,
     tp: int,
     interconnect: Interconnect,
-    class_index: int,
     cls: RequestClass,
     index: ProfileIndex,
 ) -> Capacity:
-    """One replica's capacity for one request class, computed once per GPU, tp and interconnect."""
-    key = _CapacityKey(gpu.gpu_id, tp, interconnect, class_index)
-    if key not in cache:
+    """One replica's capacity for one request size, computed once per model, GPU, tp, interconnect,
+    size and SLO on a snapshot (``cache`` is shared across requests)."""
+    slo = inputs.request.slo
+    key = _CapacityKey(gpu.gpu_id, tp, interconnect, cls.input_tokens, cls.output_tokens, slo)
+    found = cache.get(key)
+    if found is None:
+        if len(cache) >= _MAX_CAPACITIES:  # bounded: odd request sizes cannot grow it without end
+            cache.clear()
         snapshot = inputs.snapshot
-        cache[key] = class_capacity(
+        found = cache[key] = class_capacity(
             snapshot.serving,
             resolved,
             gpu,
@@ -264,7 +277,7 @@ def _capacity(
             interconnect=interconnect,
             index=index,
         )
-    return cache[key]
+    return cast(Capacity, found)
 
 
 def _usable(options: ReplicaOptions) -> set[str]:

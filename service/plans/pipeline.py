@@ -22,7 +22,7 @@ from service.plans.jobs import JobPlans
 from service.plans.owned import OWNED_SUPPLIES
 from service.plans.render import PlanStamp
 from service.plans.schemas import AnyPlan
-from service.plans.supply import SUPPLY_INDEX, SupplyFilter, SupplySet, rental_supplies
+from service.plans.supply import RENTAL_SUPPLIES, SupplyFilter, SupplySet
 from service.plans.throughput import ThroughputCache
 from solver.plan_spec import PlanRequest
 from solver.workload import ResolvedWorkload, Workload, resolve_workload
@@ -51,7 +51,7 @@ def _template(request: PlanRequest) -> Workload:
 def _supplies(snapshot: CatalogSnapshot, request: PlanRequest, filters: SupplyFilter) -> SupplySet:
     """Rented supplies (when renting), then owned ones (when owning), after the request's filters."""
     rented = (
-        rental_supplies(snapshot.derive(SUPPLY_INDEX), filters)
+        snapshot.derive(RENTAL_SUPPLIES).matching(filters)
         if request.acquisition in ("rent", "either")
         else SupplySet(supplies=[], rejections=[], passed_over=0, offers={})
     )
@@ -75,7 +75,7 @@ class PlanService:
         self.settings = PlanSettings(time_limit_s=time_limit_s, price_max_age_hours=price_max_age_hours)
         self.throughput_cache = ThroughputCache()
         self._jobs = JobPlans(self.settings, self.throughput_cache)
-        self._fleets = ServingFleets(self.settings)
+        self._fleets = ServingFleets(self.settings, self.throughput_cache)
 
     def create(self, request: PlanRequest) -> AnyPlan:
         """Plan ``request``, store the plan and return it."""

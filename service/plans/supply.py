@@ -13,6 +13,7 @@ Every rented supply keeps the offer it prices as a typed :class:`~service.plans.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Literal
 
@@ -27,7 +28,16 @@ from solver.gpus import Interconnect
 from solver.network import Network
 from solver.plan_spec import PlanRequest
 
-__all__ = ["SUPPLY_INDEX", "OfferGroup", "SupplyFilter", "SupplyIndex", "SupplySet", "rental_supplies"]
+__all__ = [
+    "RENTAL_SUPPLIES",
+    "SUPPLY_INDEX",
+    "OfferGroup",
+    "RentalSupplies",
+    "SupplyFilter",
+    "SupplyIndex",
+    "SupplySet",
+    "rental_supplies",
+]
 
 Pricing = Literal["on_demand", "spot"]
 
@@ -240,3 +250,29 @@ def rental_supplies(index: SupplyIndex, filters: SupplyFilter) -> SupplySet:
     return SupplySet(
         supplies=supplies, rejections=list(rejections.values()), passed_over=passed_over, offers=offers
     )
+
+
+class RentalSupplies:
+    """:func:`rental_supplies` of one snapshot, remembered per filter (requests repeat their filters;
+    the snapshot never changes, so an answer stays right). Bounded; the sets are shared, never mutated."""
+
+    _MAX_FILTERS = 1024
+
+    def __init__(self, snapshot: CatalogSnapshot) -> None:
+        self._snapshot = snapshot  # the index is derived on first use: not while the snapshot builds this
+        self._sets: dict[SupplyFilter, SupplySet] = {}
+        self._lock = threading.Lock()
+
+    def matching(self, filters: SupplyFilter) -> SupplySet:
+        with self._lock:
+            found = self._sets.get(filters)
+        if found is None:
+            found = rental_supplies(self._snapshot.derive(SUPPLY_INDEX), filters)
+            with self._lock:
+                if len(self._sets) >= self._MAX_FILTERS:
+                    self._sets.clear()
+                self._sets[filters] = found
+        return found
+
+
+RENTAL_SUPPLIES: Derived[RentalSupplies] = Derived("rental supplies by filter", RentalSupplies)

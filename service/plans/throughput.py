@@ -69,6 +69,15 @@ class ThroughputCache:
             )
         )
 
+    def capacities(self, snapshot: CatalogSnapshot, workload: ResolvedWorkload) -> dict[Hashable, Any]:
+        """The serving planner's table of replica capacities for ``workload``'s model on ``snapshot``
+        (keyed by GPU, tp, interconnect, request size and SLO; the rate is not part of it)."""
+        return self.table(
+            ThroughputKey(
+                generation=snapshot.generation, workload=workload, output_len=None, part="capacities"
+            )
+        )
+
     def estimator(
         self, snapshot: CatalogSnapshot, workload: ResolvedWorkload, output_len: int | None
     ) -> ThroughputFn:

@@ -61,3 +61,29 @@ PLAN_BODIES: list[dict[str, Any]] = [
         "constraints": {"budget_usd": 2_000},
     },
 ]
+
+
+SERVING_BODIES: list[dict[str, Any]] = [
+    {
+        "kind": "serving",
+        "model": {"name": model},
+        "requests_per_s": rate,
+        "hours": 730,
+        "request_mix": mix,
+    }
+    for model in ("Llama 3.1 8B", "Mistral 7B")  # no measured serving rows: capacities are derived
+    for mix in (
+        [
+            {"input_tokens": 20, "output_tokens": 20, "share": 0.5},
+            {"input_tokens": 800, "output_tokens": 1500, "share": 0.5},
+        ],
+        [
+            {"input_tokens": 2000, "output_tokens": 200, "share": 0.7},
+            {"input_tokens": 300, "output_tokens": 300, "share": 0.2},
+            {"input_tokens": 8000, "output_tokens": 500, "share": 0.1},
+        ],
+    )
+    for rate in (2, 15, 60)
+]
+"""Serving fleets whose capacities all come from the throughput and memory models (issue 10 target:
+p50 <= 50 ms)."""

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Literal
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from solver.hybrid import HybridProblem, enumerate_hybrid, evaluate_fleet, solve_hybrid
@@ -80,6 +80,8 @@ demands = st.lists(st.floats(0.0, 4 * CAP, allow_nan=False), min_size=1, max_siz
     billing=st.sampled_from(["per_busy_hour", "reserved"]),
     reserved=st.floats(100.0, 20_000.0),
 )
+@example(demand=[1.19e-07], fixed=0.0, busy=0.0, rent=1.0, billing="reserved", reserved=100.0)  # small demand
+@example(demand=[1.5e-242], fixed=0.0, busy=0.0, rent=1.0, billing="reserved", reserved=100.0)  # negligible
 def test_milp_agrees_with_enumeration(
     demand: list[float],
     fixed: float,

@@ -8,7 +8,7 @@ import math
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from service.db.seed_files import read_seed_catalog
@@ -290,6 +290,9 @@ def test_milp_agrees_with_brute_force(instance: Instance) -> None:
     if single is not None:
         assert fleet.usd_per_hour <= single.usd_per_hour + 1e-9
         check_fleet(single, mix, types, rate, rho)
+        ((type_id, count),) = single.instances.items()  # the closed form agrees with the MILP on that type
+        alone = solve_fleet(mix, rate, [t for t in types if t.type_id == type_id], max_utilization=rho)
+        assert alone.instances == {type_id: count}
 
 
 # the rest: pruning, infeasibility, limits, validation
@@ -312,6 +315,62 @@ def test_a_big_instance_dearer_than_its_parts_is_pruned() -> None:
     discounted = rtype("octo", 7.5, [2.0], replicas=8)
     fleet = solve_fleet(classes(1.0), 15.0, [single, discounted], max_utilization=1.0)
     assert fleet.pruned == {} and fleet.instances == {"octo": 1}
+
+
+def _pairwise_pruned(
+    mix: list[RequestClass], rate: float, types: list[ReplicaType], gpu_cap: int | None
+) -> set[str]:
+    """The pruning rule of the module docstring, pair by pair in plain Python (the reference)."""
+    rates = [rate * c.share for c in mix]
+
+    def need(t: ReplicaType, c: int) -> float | None:
+        cap_ = t.capacities[c].requests_per_s
+        return rates[c] / (cap_ * RHO * t.replicas_per_instance) if cap_ > 0 else None
+
+    def dominates(v: ReplicaType, u: ReplicaType) -> bool:
+        copies = 1
+        for c in range(len(mix)):
+            if rates[c] <= 0 or need(u, c) is None:
+                continue
+            nv, nu = need(v, c), need(u, c)
+            if nv is None or nu is None:
+                return False
+            copies = max(copies, math.ceil(nv / nu - 1e-9))
+        cheap = copies * v.usd_per_instance_hour <= u.usd_per_instance_hour
+        return cheap and (gpu_cap is None or copies * v.gpus_per_instance <= u.gpus_per_instance)
+
+    return {
+        u.type_id
+        for j, u in enumerate(types)
+        if any(i != j and dominates(v, u) and (not dominates(u, v) or i < j) for i, v in enumerate(types))
+    }
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(1, 6),  # price
+            st.lists(st.sampled_from([0.0, 1.0, 2.0, 3.0, 6.0]), min_size=2, max_size=2),  # capacities
+            st.sampled_from([1, 2]),  # replicas per instance
+            st.sampled_from([1, 2]),  # tensor-parallel degree
+        ),
+        min_size=1,
+        max_size=9,
+    ),
+    st.sampled_from([None, 64]),
+)
+@example([(2, [3.0, 3.0], 1, 1), (2, [3.0, 3.0], 1, 2)], None)  # a mutual tie: the first is kept
+@example([(2, [3.0, 0.0], 1, 1), (2, [3.0, 1.0], 1, 1), (3, [6.0, 2.0], 2, 1)], 64)
+def test_pruning_matches_the_pairwise_rule(
+    specs: list[tuple[int, list[float], int, int]], gpu_cap: int | None
+) -> None:
+    types = [rtype(f"t{k}", float(p), caps, replicas=r, tp=tp) for k, (p, caps, r, tp) in enumerate(specs)]
+    mix = classes(0.5, 0.5)
+    problem = serving._validate(mix, 7.0, types, RHO, gpu_cap)
+    dropped = serving._dominated(problem)
+    assert {types[u].type_id for u in dropped} == _pairwise_pruned(mix, 7.0, types, gpu_cap)
+    assert all(v not in dropped for v in dropped.values())  # each points at a kept type
 
 
 def test_exact_twins_keep_the_first() -> None:
@@ -359,7 +418,7 @@ def test_a_tiny_load_still_needs_an_instance() -> None:
 
 
 def test_a_failed_milp_falls_back_to_the_best_single_type(monkeypatch: pytest.MonkeyPatch) -> None:
-    def fail(model: object, *, time_limit_s: float) -> SolveOutcome:
+    def fail(model: object, *, time_limit_s: float, options: object = None) -> SolveOutcome:
         return SolveOutcome(
             status="error", objective=None, best_bound=None, gap=None, solve_ms=0.0, message="boom"
         )
