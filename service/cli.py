@@ -16,6 +16,7 @@ from service.catalog.cli import register as register_catalog
 from service.db.cli import register as register_db
 from service.db.store import Store
 from service.errors import InvalidParameter, ServiceError
+from service.estimates.cli import register as register_estimates
 from service.plans.cli import register as register_plan
 from service.price_sheets.cli import register as register_prices
 from service.price_sheets.sources import load_sources
@@ -66,7 +67,14 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-level", default=settings.log_level, help="GPUPLAN_LOG_LEVEL")
     serve.set_defaults(func=_cmd_serve)
 
-    for register in (register_db, register_catalog, register_plan, register_prices, register_buy_vs_rent):
+    for register in (
+        register_db,
+        register_catalog,
+        register_estimates,
+        register_plan,
+        register_prices,
+        register_buy_vs_rent,
+    ):
         register(sub)  # in this order in `gpuplan --help`
     return parser
 

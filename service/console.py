@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import msgspec
 from tabulate import tabulate
 
-__all__ = ["print_json", "print_table"]
+from service.errors import InvalidParameter
+
+__all__ = ["print_json", "print_table", "read_json_body"]
 
 
 def _cell(value: Any) -> Any:
@@ -27,3 +31,20 @@ def print_table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> None:
 def print_json(value: object) -> None:
     """One line of JSON (what ``--json`` prints)."""
     print(msgspec.json.encode(value).decode())
+
+
+def read_json_body[T](path: str, body_type: type[T], what: str) -> T:
+    """A request body from a JSON file (``-``: stdin), decoded strictly like the API does; a problem is
+    an :class:`InvalidParameter` naming the field (or ``what``, the argument, when it is the file)."""
+    try:
+        raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    except OSError as exc:
+        raise InvalidParameter(what, f"cannot read {path!r}: {exc.strerror}") from None
+    try:
+        return msgspec.json.decode(raw, type=body_type)
+    except msgspec.ValidationError as exc:
+        message = str(exc)
+        field = message.rsplit("at `$.", 1)[1].rstrip("`") if "at `$." in message else what
+        raise InvalidParameter(field, message) from None
+    except msgspec.DecodeError as exc:
+        raise InvalidParameter(what, f"{path!r} is not valid JSON: {exc}") from None

@@ -5,76 +5,102 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
-import msgspec
 from tabulate import tabulate
 
-from service.console import print_json
+from service.console import print_json, read_json_body
 from service.db.store import Store
-from service.errors import InvalidParameter
 from service.plans.pipeline import PlanService
-from service.plans.schemas import PlanOut, ServingPlanOut
+from service.plans.schemas import ChoiceOut, PlanOut, ServingPlanOut
 from solver.errors import NoFeasiblePlan
+from solver.network import Network
 from solver.plan_spec import PlanRequest
 
 __all__ = ["register"]
-
-
-def _read_request(path: str) -> PlanRequest:
-    try:
-        raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
-    except OSError as exc:
-        raise InvalidParameter("workload", f"cannot read {path!r}: {exc.strerror}") from None
-    try:
-        return msgspec.json.decode(raw, type=PlanRequest)
-    except msgspec.ValidationError as exc:
-        message = str(exc)
-        field = message.rsplit("at `$.", 1)[1].rstrip("`") if "at `$." in message else "workload"
-        raise InvalidParameter(field, message) from None
-    except msgspec.DecodeError as exc:
-        raise InvalidParameter("workload", f"{path!r} is not valid JSON: {exc}") from None
 
 
 def _money(value: float) -> str:
     return f"${value:,.2f}"
 
 
-def _print_plan(plan: PlanOut) -> None:
-    choice, estimate, cost = plan.choice, plan.estimate, plan.cost
-    where = (
-        f"{choice.offer.provider} {choice.offer.instance_type} ({choice.offer.region}), "
-        f"{choice.offer.pricing.replace('_', '-')} {_money(choice.offer.price_per_hour_usd)}/h per instance"
-        if choice.offer
-        else f"owned, {_money(choice.owned.usd_per_busy_gpu_hour)} per busy GPU-hour"
-        if choice.owned
-        else ""
+def _network(network: Network) -> str:
+    return (
+        "no network"
+        if network.network_class == "none"
+        else f"{network.network_class} {network.gbps:g} Gbit/s"
     )
-    throughput = estimate.throughput
+
+
+def _where(choice: ChoiceOut) -> str:
+    """The offer (or owned nodes) chosen, with the network between instances when there are several."""
+    offer, owned = choice.offer, choice.owned
+    if offer is not None:
+        where = (
+            f"{offer.provider} {offer.instance_type} ({offer.region}), "
+            f"{offer.pricing.replace('_', '-')} {_money(offer.price_per_hour_usd)}/h per instance"
+        )
+        network = offer.network
+    elif owned is not None:
+        where, network = f"owned, {_money(owned.usd_per_busy_gpu_hour)} per busy GPU-hour", owned.network
+    else:
+        return ""
+    return f"{where}; between instances {_network(network)}" if choice.instances > 1 else where
+
+
+def _plan_rows(plan: PlanOut) -> list[tuple[str, Any]]:
+    choice, estimate, cost = plan.choice, plan.estimate, plan.cost
+    throughput, memory = estimate.throughput, estimate.memory
     rows: list[tuple[str, Any]] = [
         ("plan", plan.plan_id),
         ("model", f"{plan.model} ({plan.kind})"),
         (
             "choice",
             f"{choice.gpu_count} x {choice.gpu_name} in {choice.instances} instance(s), tp={choice.tp}, "
-            f"sharding={choice.sharding}",
+            f"sharding={choice.sharding}, recompute={choice.recompute}",
         ),
-        ("from", where),
-        ("hours", f"{estimate.hours:,.2f} (billable {cost.billable_hours:,.2f})"),
-        ("total cost", _money(cost.total_usd)),
+        ("from", _where(choice)),
+        (
+            "hours",
+            f"{estimate.hours:,.2f} (likely {estimate.hours_band.low:,.2f}-{estimate.hours_band.high:,.2f}; "
+            f"billable {cost.billable_hours:,.2f})",
+        ),
+        (
+            "total cost",
+            f"{_money(cost.total_usd)} (likely {_money(cost.total_usd_band.low)}-{_money(cost.total_usd_band.high)})",
+        ),
         (
             "throughput",
-            f"{throughput.value:,.0f} {throughput.unit} ({throughput.provenance}, "
-            f"{throughput.confidence} confidence)",
+            f"{throughput.value:,.0f} {throughput.unit} ({throughput.provenance}: {throughput.workload_class} "
+            f"on {throughput.stack}, {throughput.confidence} confidence)",
         ),
-        ("memory per GPU", f"{estimate.memory.per_gpu_gib:,.1f} of {estimate.memory.capacity_gib:g} GiB"),
+    ]
+    if estimate.scaling is not None:
+        scaling = estimate.scaling
+        rows.append(
+            (
+                "scaling",
+                f"{scaling.efficiency:.0%} of linear, {scaling.communication_fraction:.0%} of a step "
+                f"communicating (bound by {scaling.bottleneck.replace('_', ' ')})",
+            )
+        )
+    rows += [
+        (
+            "memory per GPU",
+            f"{memory.per_gpu_gib:,.1f} of {memory.capacity_gib:g} GiB "
+            f"(likely {memory.band.low_gib:,.1f}-{memory.band.high_gib:,.1f})",
+        ),
         (
             "solver",
             f"{plan.solver.status}, {plan.solver.candidates} candidates, {plan.solver.milp_variables} on the "
             f"Pareto front, {plan.solver.total_ms:,.0f} ms",
         ),
     ]
+    return rows
+
+
+def _print_plan(plan: PlanOut) -> None:
+    rows = _plan_rows(plan)
     print(tabulate(rows, tablefmt="plain"))
     if plan.alternatives:
         print("\nalternatives")
@@ -99,8 +125,8 @@ def _print_plan(plan: PlanOut) -> None:
         print(f"\n{len(plan.rejected)} GPU types cannot be used, e.g.:")
         for rejected in plan.rejected[:8]:
             print(f"  {rejected.gpu_name}: " + "; ".join(f"{r.reason}: {r.detail}" for r in rejected.reasons))
-    for warning in plan.price_sheet.warnings:
-        print(f"\nwarning: {warning}")
+    for warning in plan.warnings:
+        print(f"\nwarning [{warning.code}]: {warning.message}")
 
 
 def _print_fleet(plan: ServingPlanOut) -> None:
@@ -163,10 +189,12 @@ def _print_fleet(plan: ServingPlanOut) -> None:
             f"the fleet saves {_money(plan.saving_vs_single_type.usd_per_hour)}/h "
             f"({plan.saving_vs_single_type.fraction:.1%})"
         )
+    for warning in plan.warnings:
+        print(f"\nwarning [{warning.code}]: {warning.message}")
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
-    request = _read_request(args.workload)
+    request = read_json_body(args.workload, PlanRequest, "workload")
     with Store.open(args.db) as store:
         try:
             plan = PlanService(store).create(request)

@@ -104,6 +104,7 @@ def owned_ref(supply: Supply, utilization: float) -> OwnedRef | None:
         usd_per_busy_gpu_hour=supply.usd_per_unit_hour / supply.gpus_per_unit,
         gpus_per_node=supply.gpus_per_unit,
         interconnect=supply.interconnect,
+        network=supply.network,
         utilization=utilization,
-        assumptions=[supply.price_source],
+        assumptions=[supply.price_source, f"network between nodes: {supply.network.rule}"],
     )

@@ -10,6 +10,7 @@ import msgspec
 
 from service.catalog.schemas import OfferKey
 from solver.memory import MemoryBand, MemoryBreakdown
+from solver.network import Network
 from solver.plan_warnings import PlanWarning
 from solver.scaling import ScalingEstimate
 from solver.throughput import Band, EfficiencyUsed, ProfileSource
@@ -44,6 +45,8 @@ __all__ = [
 
 class OfferRef(OfferKey, kw_only=True):
     interconnect: str
+    network: Network
+    """The network between this offer's instances (what a multi-instance choice was priced on)."""
     price_per_hour_usd: float
     pricing: Literal["on_demand", "spot"]
     sheet_version: int | None
@@ -55,6 +58,8 @@ class OwnedRef(msgspec.Struct, kw_only=True):
     usd_per_busy_gpu_hour: float
     gpus_per_node: int
     interconnect: str
+    network: Network
+    """The network assumed between owned nodes (see ``assumptions``)."""
     utilization: float
     assumptions: list[str]
 

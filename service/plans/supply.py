@@ -194,6 +194,7 @@ def _rented(group: OfferGroup, price: float, current: CurrentOffer) -> tuple[Sup
         region=offer.region,
         gpus_per_instance=offer.gpus_per_instance,
         interconnect=offer.interconnect,
+        network=group.network,
         price_per_hour_usd=price,
         pricing=group.pricing,
         sheet_version=current.sheet_version,

@@ -32,7 +32,15 @@ def write(tmp_path: Path, body: object) -> str:
 def test_plan_prints_a_readable_table(db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", write(tmp_path, LORA), "--db", db]) == 0
     out = capsys.readouterr().out
-    for label in ("choice", "total cost", "throughput", "alternatives", "why it lost"):
+    for label in (
+        "choice",
+        "recompute=selective",
+        "total cost",
+        "likely",
+        "throughput",
+        "alternatives",
+        "why it lost",
+    ):
         assert label in out
 
 
