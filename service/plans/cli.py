@@ -182,6 +182,10 @@ def _print_fleet(plan: ServingPlanOut) -> None:
             ],
         )
     )
+    _print_fleet_footer(plan)
+
+
+def _print_fleet_footer(plan: ServingPlanOut) -> None:
     if plan.best_single_type and plan.saving_vs_single_type:
         single = plan.best_single_type
         print(
