@@ -10,11 +10,14 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from collections.abc import Mapping
 from importlib.metadata import version
 from typing import Any, Final, Literal
 
+import highspy
 import msgspec
 import pulp
 
@@ -41,6 +44,27 @@ class SolveOutcome(msgspec.Struct, frozen=True, kw_only=True):
 
 
 _SUCCESS = {pulp.LpSolveStatus.Optimal, pulp.LpSolveStatus.GapLimit}
+
+
+def _first_highs_without_banner() -> None:
+    """Make the process's first HiGHS object with file descriptor 1 pointed at /dev/null.
+
+    highspy prints its banner ("Running HiGHS …") from C++ straight to stdout when the first ``Highs``
+    of a process is constructed — before any option such as ``output_flag`` can be set — which would
+    corrupt ``gpuplan … --json`` output and the server's stdout. Later objects print nothing.
+    """
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 1)
+            highspy.Highs()  # type: ignore[no-untyped-call]  # highspy ships no annotations for it
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+_first_highs_without_banner()
 
 
 def solve(

@@ -178,7 +178,7 @@ def _rented(group: OfferGroup, price: float, current: CurrentOffer) -> tuple[Sup
         gpu_id=offer.gpu_id,
         gpus_per_unit=offer.gpus_per_instance,
         interconnect=offer.interconnect,
-        network=group.network,
+        network=offer.network,
         usd_per_unit_hour=price,
         billing_increment_s=offer.billing_increment_s,
         provider=offer.provider,
@@ -194,7 +194,7 @@ def _rented(group: OfferGroup, price: float, current: CurrentOffer) -> tuple[Sup
         region=offer.region,
         gpus_per_instance=offer.gpus_per_instance,
         interconnect=offer.interconnect,
-        network=group.network,
+        network=offer.network,  # the group's class and rate, with this offer's own rule
         price_per_hour_usd=price,
         pricing=group.pricing,
         sheet_version=current.sheet_version,

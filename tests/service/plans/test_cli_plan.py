@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -70,3 +72,15 @@ def test_impossible_workload_lists_reasons(
     }
     assert main(["plan", write(tmp_path, body), "--db", db]) == 3
     assert "memory" in capsys.readouterr().err
+
+
+def test_plan_json_on_stdout_is_only_json_in_a_fresh_process(db: str, tmp_path: Path) -> None:
+    """The solver's banner (printed by highspy from C++ on the first solver object) must not reach stdout."""
+    done = subprocess.run(
+        [sys.executable, "-m", "service.cli", "plan", write(tmp_path, LORA), "--db", db, "--json"],
+        capture_output=True,
+        check=True,
+        timeout=300,
+    )
+    assert json.loads(done.stdout)["plan_id"].startswith("pl-")
+    assert b"Running HiGHS" not in done.stdout + done.stderr
