@@ -256,6 +256,17 @@ class _Fleet(msgspec.Struct, frozen=True, kw_only=True):
     load: dict[str, float]
     usd_per_hour: float
 
+    def result(self, outcome: SolveOutcome, pruned: dict[str, str]) -> FleetResult:
+        return FleetResult(
+            instances=self.instances,
+            replicas=self.replicas,
+            shares=self.shares,
+            load=self.load,
+            usd_per_hour=self.usd_per_hour,
+            outcome=outcome,
+            pruned=pruned,
+        )
+
 
 def _fleet(problem: _Problem, counts: dict[int, int], x: dict[tuple[int, int], float]) -> _Fleet:
     """Instances, replicas, shares (renormalised per class over the chosen types) and loads."""
@@ -377,15 +388,7 @@ def _solve(
         raise _no_fleet(problem)
     if fleet is None:
         raise SolverError(f"serving MILP failed: {outcome.message}")
-    return FleetResult(
-        instances=fleet.instances,
-        replicas=fleet.replicas,
-        shares=fleet.shares,
-        load=fleet.load,
-        usd_per_hour=fleet.usd_per_hour,
-        outcome=outcome,
-        pruned=pruned,
-    )
+    return fleet.result(outcome, pruned)
 
 
 def solve_fleet(
@@ -439,12 +442,4 @@ def best_single_type(
         solve_ms=(time.perf_counter() - started) * 1000,
         backend="closed form",
     )
-    return FleetResult(
-        instances=fleet.instances,
-        replicas=fleet.replicas,
-        shares=fleet.shares,
-        load=fleet.load,
-        usd_per_hour=fleet.usd_per_hour,
-        outcome=outcome,
-        pruned={},
-    )
+    return fleet.result(outcome, {})

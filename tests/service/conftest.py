@@ -1,6 +1,11 @@
-"""Fixtures of the service tests: a seeded database file for the ``gpuplan`` command line."""
+"""Fixtures of the service tests: a seeded database file for the ``gpuplan`` command line, and JSON body
+files for the commands that read one."""
 
 from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -13,3 +18,15 @@ def cli_db(tmp_path_factory: pytest.TempPathFactory) -> str:
     path = str(tmp_path_factory.mktemp("cli") / "gpuplan.duckdb")
     assert main(["--db", path, "db", "init"]) == 0
     return path
+
+
+@pytest.fixture
+def body_file(tmp_path: Path) -> Callable[[object], str]:
+    """Write a request body as JSON to a file and return its path (the argument of ``gpuplan plan`` …)."""
+
+    def write(body: object) -> str:
+        path = tmp_path / "body.json"
+        path.write_text(json.dumps(body))
+        return str(path)
+
+    return write

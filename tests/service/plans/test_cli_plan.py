@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,19 +21,10 @@ LORA = {
 }
 
 
-@pytest.fixture(scope="module")
-def db(tmp_path_factory: pytest.TempPathFactory) -> str:
-    return str(tmp_path_factory.mktemp("cli-plan") / "gpuplan.duckdb")
-
-
-def write(tmp_path: Path, body: object) -> str:
-    path = tmp_path / "workload.json"
-    path.write_text(json.dumps(body))
-    return str(path)
-
-
-def test_plan_prints_a_readable_table(db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["plan", write(tmp_path, LORA), "--db", db]) == 0
+def test_plan_prints_a_readable_table(
+    cli_db: str, body_file: Callable[[object], str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["plan", body_file(LORA), "--db", cli_db]) == 0
     out = capsys.readouterr().out
     for label in (
         "choice",
@@ -46,23 +38,25 @@ def test_plan_prints_a_readable_table(db: str, tmp_path: Path, capsys: pytest.Ca
         assert label in out
 
 
-def test_plan_json_is_the_api_plan(db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["plan", write(tmp_path, LORA), "--db", db, "--json"]) == 0
+def test_plan_json_is_the_api_plan(
+    cli_db: str, body_file: Callable[[object], str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["plan", body_file(LORA), "--db", cli_db, "--json"]) == 0
     plan = json.loads(capsys.readouterr().out)
     assert plan["plan_id"].startswith("pl-") and plan["cost"]["total_usd"] > 0
 
 
 def test_bad_workload_file_names_the_field(
-    db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    cli_db: str, body_file: Callable[[object], str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["plan", write(tmp_path, {**LORA, "tokens": -5}), "--db", db]) == 2
+    assert main(["plan", body_file({**LORA, "tokens": -5}), "--db", cli_db]) == 2
     assert "tokens" in capsys.readouterr().err
-    assert main(["plan", str(tmp_path / "missing.json"), "--db", db]) == 2
+    assert main(["plan", str(tmp_path / "missing.json"), "--db", cli_db]) == 2
     assert "cannot read" in capsys.readouterr().err
 
 
 def test_impossible_workload_lists_reasons(
-    db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    cli_db: str, body_file: Callable[[object], str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     body = {
         "kind": "train",
@@ -70,14 +64,16 @@ def test_impossible_workload_lists_reasons(
         "tokens": 10**9,
         "constraints": {"max_gpus": 4},
     }
-    assert main(["plan", write(tmp_path, body), "--db", db]) == 3
+    assert main(["plan", body_file(body), "--db", cli_db]) == 3
     assert "memory" in capsys.readouterr().err
 
 
-def test_plan_json_on_stdout_is_only_json_in_a_fresh_process(db: str, tmp_path: Path) -> None:
+def test_plan_json_on_stdout_is_only_json_in_a_fresh_process(
+    cli_db: str, body_file: Callable[[object], str]
+) -> None:
     """The solver's banner (printed by highspy from C++ on the first solver object) must not reach stdout."""
     done = subprocess.run(
-        [sys.executable, "-m", "service.cli", "plan", write(tmp_path, LORA), "--db", db, "--json"],
+        [sys.executable, "-m", "service.cli", "plan", body_file(LORA), "--db", cli_db, "--json"],
         capture_output=True,
         check=True,
         timeout=300,
