@@ -82,9 +82,21 @@ _GEMM_WIDTH_PRIOR: Final = (256.0, 1.0)
 """Model width at which narrow GEMMs double their time (prior, σ of its log)."""
 _STEP_OVERHEAD_PRIOR: Final = (2e-3, 1.5)
 """Seconds a serving engine spends per decoding step outside GPU kernels (prior, σ of its log)."""
+_LAYER_OVERHEAD_PRIOR: Final[dict[str, tuple[float, float]]] = {
+    "train/standard": (1e-3, 1.0),
+    "train/optimized": (2e-4, 1.0),
+}
+"""Seconds a training stack spends per layer and micro-batch outside the work the roofline counts
+(prior, σ of its log): eager PyTorch dispatches ~75 kernels for a layer's forward and backward at
+~10 µs each (more with LoRA's extra ops), ~1 ms; fused stacks (Transformer Engine, Megatron) a fifth
+of that. It matters for short sequences and small micro-batches only."""
 _ATTENTION_BOUNDS: Final = (0.5, 4.0)
 _ROBUST_SCALE: Final = 0.15
 _ABSOLUTE: Final = ("pretrain/optimized", "decode/optimized", "decode/standard")
+
+
+def _overhead_prior(key: str) -> tuple[float, float]:
+    return _LAYER_OVERHEAD_PRIOR.get(key, _STEP_OVERHEAD_PRIOR)
 
 
 class FitRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -95,6 +107,9 @@ class FitRow(msgspec.Struct, frozen=True, kw_only=True):
     """``"<class>/<stack>"`` whose efficiency ``E`` the row measures."""
     bandwidth_key: str | None
     """``"decode/<stack>"`` whose bandwidth share ``U`` applies when the row decodes (``d > 0``)."""
+    overhead_key: str | None = None
+    """``"decode/<stack>"`` (per decoding step) or ``"train/<stack>"`` (per training micro-batch):
+    whose fixed overhead ``o`` applies to the row's ``steps``."""
     traffic_key: str
     """Class group whose factor ``κ`` applies (``training``, ``prefill``)."""
     precision_key: str | None
@@ -121,7 +136,8 @@ class ClassModel(msgspec.Struct, frozen=True, kw_only=True):
     """How many times slower attention kernels run than :data:`~solver.efficiency.ATTENTION_EFFICIENCY`
     assumes (1 = as assumed), fitted from how throughput falls with sequence length."""
     step_overhead: dict[str, float]
-    """Seconds per decoding step outside GPU kernels, by ``decode/<stack>``."""
+    """Seconds per decoding step (``decode/<stack>``) or per training micro-batch (``train/<stack>``)
+    outside the work the roofline counts."""
     gemm_width: float
     """Model width at which narrow GEMMs take twice the large-shape time (``1 + w/h``)."""
     cost: dict[str, float]
@@ -143,9 +159,10 @@ class ClassModel(msgspec.Struct, frozen=True, kw_only=True):
         """κ of a class group: fitted, else the prior."""
         return self.traffic.get(group, _TRAFFIC_PRIOR[0])
 
-    def step_overhead_of(self, stack: str) -> float:
-        """Seconds per decoding step outside GPU kernels for a stack: fitted, else the prior."""
-        return self.step_overhead.get(f"decode/{stack}", _STEP_OVERHEAD_PRIOR[0])
+    def step_overhead_of(self, key: str) -> float:
+        """Seconds of fixed overhead per decoding step (``decode/<stack>``) or per layer of a training
+        micro-batch (``train/<stack>``): fitted, else the prior."""
+        return self.step_overhead.get(key, _overhead_prior(key)[0])
 
     def precision_factor_of(self, precision: str) -> float:
         """φ of a precision class: fitted, else the prior (1 for 16-bit and fp32)."""
@@ -179,7 +196,7 @@ class _Problem:
         k = [self._add(f"K:{row.traffic_key}") for row in rows]
         p = [self._optional("F", row.precision_key) for row in rows]
         cost = [self._optional("C", row.cost_key) for row in rows]
-        o = [self._optional("O", row.bandwidth_key if row.parts.steps > 0 else None) for row in rows]
+        o = [self._optional("O", row.overhead_key if row.parts.steps > 0 else None) for row in rows]
         s = [self._add(f"s:{row.source}") for row in rows]
         g = [self._add(f"g:{row.family}|{row.group}") for row in rows]
         m = [self._add(f"m:{row.model}|{row.group}") for row in rows]
@@ -270,7 +287,8 @@ class _Problem:
             elif kind == "K":
                 centre[j], sigma[j] = math.log(_TRAFFIC_PRIOR[0]), _TRAFFIC_PRIOR[1]
             elif kind == "O":
-                centre[j], sigma[j] = math.log(_STEP_OVERHEAD_PRIOR[0]), _STEP_OVERHEAD_PRIOR[1]
+                prior_o, sigma[j] = _overhead_prior(key)
+                centre[j] = math.log(prior_o)
             elif kind == "A":
                 centre[j], sigma[j] = 0.0, _ATTENTION_SIGMA
             elif kind == "W":

@@ -23,8 +23,10 @@ from solver.efficiency import (
     compute_parts,
     decode_parts,
     forward_terms,
+    overhead_key,
     seconds,
     training_terms,
+    with_micro_batches,
 )
 from solver.gpus import GpuSpec
 from solver.hardware import Hardware
@@ -106,7 +108,9 @@ def _training_parts(obs: Observation, hw: Hardware, precision: PrecisionClass) -
     if arch is not None and arch.is_transformer and setting.isdigit():
         method = notes_fields(obs.profile.notes).get("method", "full") if obs.row_class == "lora" else "full"
         terms = training_terms(arch, int(setting), method, row_recompute(obs.profile.notes))
-        parts = compute_parts(terms, hw, precision)
+        parts = with_micro_batches(
+            compute_parts(terms, hw, precision), obs.profile.batch_size, int(setting), arch.layers
+        )
         return (parts.scaled(int(setting)) if obs.work.metric == "sequences_per_s" else parts), None
     return uncosted_parts(hw, precision), f"{obs.work.model}|{obs.work.metric}|{setting}"
 
@@ -169,7 +173,7 @@ def _row_scaling(obs: Observation, gpu: GpuSpec, parts: Parts, prior: ClassModel
         precision=prior.precision_factor_of(precision),
         traffic=prior.traffic_of(traffic_key(obs.row_class)),
         attention=prior.attention_factor,
-        step_overhead=prior.step_overhead_of(obs.stack),
+        step_overhead=prior.step_overhead_of(overhead_key(obs.row_class, obs.stack)),
         gemm_width=prior.gemm_width,
     )
     seq = int(obs.work.setting) if obs.work.setting.isdigit() else 1
@@ -254,6 +258,7 @@ def fit_row(obs: Observation, gpu: GpuSpec, hw: Hardware, prior: ClassModel = EM
         profile_id=obs.profile.profile_id,
         efficiency_key=f"{'prefill' if work_class == 'decode' else work_class}/{obs.stack}",
         bandwidth_key=f"decode/{obs.stack}" if parts.d > 0 else None,
+        overhead_key=overhead_key(work_class, obs.stack) if parts.steps > 0 else None,
         traffic_key=traffic_key(work_class),
         precision_key=precision_key(precision),
         parts=parts,

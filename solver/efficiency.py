@@ -28,7 +28,10 @@ seconds, where the parts ``a … e`` come from the work and the hardware alone a
   generated token ÷ bandwidth; ``U`` the share of bandwidth decoding reaches (the decode class).
 - ``e``: fixed seconds no efficiency changes (tensor-parallel all-reduces of a decoding step);
   ``o``: what the serving engine spends per decoding step outside the GPU kernels (scheduling,
-  sampling, launch gaps), calibrated per stack, shared by the ``steps = 1/batch`` tokens of a step.
+  sampling, launch gaps), calibrated per stack, shared by the ``steps = 1/batch`` tokens of a step;
+  for training, what the stack spends per layer and micro-batch outside the kernels' work (Python
+  dispatch and launches of the layer's forward and backward), shared by the micro-batch's
+  ``micro-batch × seq_len`` tokens (``steps`` = layers per micro-batch token).
 
 The memory terms make efficiency depend on hardware beyond its peak: a GPU with more bandwidth per FLOP
 (A100 against H100, H200 against H100) keeps a higher MFU, small models lose more than large ones.
@@ -50,8 +53,10 @@ __all__ = [
     "compute_parts",
     "decode_parts",
     "forward_terms",
+    "overhead_key",
     "seconds",
     "training_terms",
+    "with_micro_batches",
 ]
 
 ATTENTION_EFFICIENCY: Final = 0.7
@@ -86,7 +91,8 @@ class Parts(NamedTuple):
     d: float = 0.0
     e: float = 0.0
     steps: float = 0.0
-    """Decoding steps per unit (``1 / batch``); each costs the engine's calibrated step overhead ``o``."""
+    """Decoding steps (``1 / batch``) or training micro-batches per unit; each costs the stack's
+    calibrated fixed overhead ``o``."""
     narrow: float = 0.0
     """``a / h`` (h the model width): narrow layers run their GEMMs below the MAMF of large shapes, by
     ``1 + w / h`` with ``w`` calibrated (tile and wave quantisation, launch gaps)."""
@@ -142,6 +148,22 @@ def training_terms(arch: ModelArch, seq_len: int, method: str, recompute: str) -
         one.traffic_elements * passes,
         one.width,
     )
+
+
+def with_micro_batches(parts: Parts, micro_batch: int | None, seq_len: int, layers: int) -> Parts:
+    """Training parts per token with ``steps`` = layer passes of a micro-batch per token (``layers /
+    (micro_batch · seq_len)``), each paying the stack's fixed per-layer, per-micro-batch overhead
+    (dispatching and launching that layer's forward and backward kernels); unchanged when the
+    micro-batch is unknown."""
+    if not micro_batch or micro_batch < 1 or seq_len < 1 or layers < 1:
+        return parts
+    return parts._replace(steps=layers / (micro_batch * seq_len))
+
+
+def overhead_key(work_class: str, stack: str) -> str:
+    """Whose fixed overhead applies: a decoding step's (``decode/<stack>``) or a training
+    micro-batch's (``train/<stack>``)."""
+    return f"decode/{stack}" if work_class in ("decode", "prefill", "offline") else f"train/{stack}"
 
 
 def forward_terms(arch: ModelArch, prompt_len: int) -> WorkTerms:

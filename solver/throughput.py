@@ -49,8 +49,10 @@ from solver.efficiency import (
     compute_parts,
     decode_parts,
     forward_terms,
+    overhead_key,
     seconds,
     training_terms,
+    with_micro_batches,
 )
 from solver.errors import InvalidWorkload, ThroughputUnavailable
 from solver.gpus import GpuSpec, Interconnect
@@ -342,7 +344,10 @@ def _unit(
             terms = training_terms(arch, seq, workload.method, workload.recompute)
             model = training_terms(arch, seq, "full" if workload.method == "full" else "lora", "none")
             per_unit = seq if query.work.metric == "sequences_per_s" else 1
-            parts = compute_parts(terms, hw, precision).scaled(per_unit)
+            parts = with_micro_batches(
+                compute_parts(terms, hw, precision), workload.batch_size, seq, arch.layers
+            )
+            parts = parts.scaled(per_unit)
             model_flops = (model.linear_flops + model.attention_flops) * per_unit
             return _Unit(parts=parts, cost_key=None, efficiency_key=key, group=group, note="",
                          model_flops=model_flops)  # fmt: skip
@@ -425,7 +430,7 @@ def _class_seconds(
         precision=phi,
         traffic=traffic,
         attention=model.attention_factor,
-        step_overhead=model.step_overhead_of(workload.stack),
+        step_overhead=model.step_overhead_of(overhead_key(query.work_class, workload.stack)),
         gemm_width=model.gemm_width,
     )
     if unit.cost_key is not None:
@@ -444,7 +449,7 @@ def _class_seconds(
         if compute is None:
             compute = (unit.parts.a / phi + unit.parts.b) / efficiency + traffic * unit.parts.c
         memory = unit.parts.d / (override.bandwidth_utilization or bandwidth) + unit.parts.e
-        memory += model.step_overhead_of(workload.stack) * unit.parts.steps
+        memory += model.step_overhead_of(overhead_key(query.work_class, workload.stack)) * unit.parts.steps
         t = compute + memory
     t /= math.exp(effect)
     score = _evidence(model, hw, workload.arch.name, unit.group, basis)
@@ -455,7 +460,12 @@ def _class_seconds(
         f"class {query.work_class}/{workload.stack}: efficiency {efficiency:.3f} ({basis})"
         + (f", bandwidth share {bandwidth:.3f}" if unit.parts.d > 0 else "")
         + (
-            f", {model.step_overhead_of(workload.stack) * 1e3:.2f} ms per decoding step"
+            f", {model.step_overhead_of(overhead_key(query.work_class, workload.stack)) * 1e3:.2f} ms per "
+            + (
+                "decoding step"
+                if query.work_class in ("decode", "prefill", "offline")
+                else "layer of a micro-batch"
+            )
             if unit.parts.steps
             else ""
         )

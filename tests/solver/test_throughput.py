@@ -116,6 +116,21 @@ def test_lora_is_faster_than_full_and_recompute_slower() -> None:
         assert _estimate(gpu_id, **{**base, "recompute": "full"}).value < full.value, gpu_id
 
 
+def test_small_micro_batches_pay_a_fixed_overhead_per_layer() -> None:
+    """Tokens per second grow with the tokens of a micro-batch (fixed per-layer dispatch cost), and the
+    standard stack (eager Transformers) pays more of it than the optimized one."""
+    lora = {"kind": "fine_tune", "method": "lora", "recompute": "none", "seq_len": 256}
+    rates = [_estimate("a100-80gb-sxm", batch_size=batch, **lora).value for batch in (1, 4, 16)]
+    assert rates[0] < rates[1] < rates[2]
+    estimate = _estimate("a100-80gb-sxm", batch_size=1, **lora)
+    assert "per layer of a micro-batch" in estimate.method
+    standard = _estimate("a100-80gb-sxm", batch_size=1, stack="standard", **lora).value
+    optimized = _estimate("a100-80gb-sxm", batch_size=1, stack="optimized", **lora).value
+    big_standard = _estimate("a100-80gb-sxm", batch_size=16, stack="standard", **lora).value
+    big_optimized = _estimate("a100-80gb-sxm", batch_size=16, stack="optimized", **lora).value
+    assert standard / optimized < big_standard / big_optimized  # the overhead widens the gap
+
+
 def test_left_out_recompute_is_the_least_that_fits_the_gpu() -> None:
     job = {"kind": "train", "model": {"name": "Llama 3 8B"}, "seq_len": 8192, "sharding": "zero3"}
     small = _estimate("a100-40gb-sxm", 8, "nvswitch", **job)
