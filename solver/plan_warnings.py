@@ -25,6 +25,7 @@ import msgspec
 
 from solver.candidates import Candidate
 from solver.throughput import ThroughputEstimate
+from solver.workclass import TRAINING_CLASSES
 
 __all__ = [
     "ETHERNET_CLASSES",
@@ -115,6 +116,7 @@ def candidate_warnings(candidate: Candidate) -> list[PlanWarning]:
     network = candidate.supply.network
     if (
         candidate.units > 1
+        and throughput.workload_class in TRAINING_CLASSES  # inference replicas share nothing
         and network.network_class in ETHERNET_CLASSES
         and candidate.gpu_count > candidate.tp
     ):

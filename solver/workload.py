@@ -216,8 +216,8 @@ class JobSpec(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
                     "Activation checkpointing: none keeps every activation; selective saves each layer's"
                     " input, attention output and every other matmul output and recomputes the rest"
                     " (PyTorch selective activation checkpointing); full keeps only each layer's input."
-                    " Left out (auto): estimates and plans use the least checkpointing that fits the GPU's"
-                    " memory; a memory estimate without a GPU assumes none."
+                    " Left out (auto): plans and throughput estimates use the least checkpointing that"
+                    " fits the GPU's memory; a memory estimate assumes none (state a level to see it)."
                 )
             ),
         ]

@@ -29,7 +29,14 @@ def estimate_throughput_for(snapshot: CatalogSnapshot, request: ThroughputReques
     )
     topology = default_topology(gpu, request.gpu_count, interconnect)
     if request.gpus_per_instance is not None:
-        topology = msgspec.structs.replace(topology, gpus_per_instance=request.gpus_per_instance)
+        per_instance = min(request.gpus_per_instance, request.gpu_count)
+        topology = msgspec.structs.replace(topology, gpus_per_instance=per_instance)
+    if resolved.tp > topology.gpus_per_instance:
+        raise InvalidWorkload(
+            "tp",
+            f"a tensor-parallel group of {resolved.tp} GPUs must sit inside one instance "
+            f"({topology.gpus_per_instance} GPUs): its all-reduces run every layer",
+        )
     if request.network is not None:
         network = request.network
         if network.network_class != "none" and network.gbps <= 0:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -72,8 +72,15 @@ class ChoiceOut(msgspec.Struct, kw_only=True):
     acquisition: Literal["rent", "own"]
     tp: int
     sharding: str
-    recompute: str
-    """Activation checkpointing of the layout: the request's, or the least that fits when it left it out."""
+    recompute: Annotated[
+        Literal["none", "selective", "full"],
+        msgspec.Meta(
+            description=(
+                "Activation checkpointing of the layout: the request's, or, when it left it out, the level"
+                " the planner chose (it tries none, selective and full and keeps the fastest that fits)."
+            )
+        ),
+    ]
     offer: OfferRef | None
     owned: OwnedRef | None
 

@@ -122,14 +122,6 @@ def test_json_content_type_with_parameters_is_still_strict(client: Client) -> No
     assert_problem_naming(response, "batch_size")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "service/http.py decode_body_strictly tests the content-type for 'json' case-sensitively, so "
-        "'APPLICATION/JSON' (media types are case-insensitive, RFC 9110 §8.3.1) skips the strict decode and "
-        'Litestar\'s lax decoding coerces "4" to 4 (200/201 instead of 400)'
-    ),
-)
 @pytest.mark.parametrize("route", VALID)
 def test_upper_case_json_media_type_is_as_strict(client: Client, route: str) -> None:
     body = msgspec.json.encode(VALID[route] | {"batch_size": "4"})
@@ -137,15 +129,6 @@ def test_upper_case_json_media_type_is_as_strict(client: Client, route: str) -> 
     assert_problem_naming(response, "batch_size")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "service/http.py decode_body_strictly returns early when the content-type does not contain 'json', "
-        "but Litestar still decodes the body as JSON (lax): text/plain, curl -d's default "
-        'application/x-www-form-urlencoded and application/octet-stream bodies get "4" -> 4 and 0 -> false '
-        "coerced and succeed"
-    ),
-)
 @pytest.mark.parametrize(
     "content_type", ["text/plain", "application/x-www-form-urlencoded", "application/octet-stream"]
 )

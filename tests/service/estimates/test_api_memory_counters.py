@@ -140,18 +140,11 @@ def test_on_an_h100_this_lora_fits_with_selective_checkpointing_but_not_without(
     assert fits == {"none": False, "selective": True, "full": True}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the published description of recompute (solver/workload.py JobSpec, in the MemoryRequest schema) "
-        "says 'Left out (auto): estimates and plans use the least checkpointing that fits the GPU's memory; "
-        "a memory estimate without a GPU assumes none', but POST /v1/memory with a single gpu and recompute "
-        "left out answers recompute none (118.6 GiB, fits false on h100-sxm) where selective fits "
-        "(service/estimates/memory.py never applies least_recompute); docs-memory-section.md says "
-        "'Default none' - the code or the description has to change"
-    ),
-)
-def test_left_out_recompute_with_one_gpu_is_the_least_that_fits_it(client: Client) -> None:
+def test_left_out_recompute_is_none_in_a_memory_estimate_as_documented(client: Client) -> None:
+    """The schema says: plans and throughput estimates choose the least checkpointing that fits; a
+    memory estimate assumes none (state a level to see it)."""
     auto = memory(client, LORA_LONG_ON_H100)
-    assert auto["recompute"] == "selective"
-    assert auto["fits"][0]["fits"]
+    assert auto["recompute"] == "none"
+    assert auto == memory(client, LORA_LONG_ON_H100 | {"recompute": "none"})
+    schema = client.get("/schema/openapi.json").json()["components"]["schemas"]["MemoryRequest"]
+    assert "a memory estimate assumes none" in schema["properties"]["recompute"]["description"]

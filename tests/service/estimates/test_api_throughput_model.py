@@ -276,16 +276,6 @@ def test_more_memory_bandwidth_of_one_chip_is_not_slower(
 # --- tensor parallelism across instances ---------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "POST /v1/throughput accepts a tensor-parallel group larger than gpus_per_instance and "
-        "solver/scaling.py training_scaling prices its all-reduces at the intra-instance bandwidth only "
-        "(links.intra_bytes_per_s), so the network between instances has no effect: 16 H100 as 4 x 4 with "
-        "tp 16 gives 91,200 tokens/s on ethernet 10 Gbit/s and on InfiniBand 3200 alike. Expected: a 400 "
-        "naming tp (tensor parallelism only inside an instance) or the crossing traffic priced on the network"
-    ),
-)
 @pytest.mark.parametrize(
     "layout",
     [

@@ -259,16 +259,6 @@ def test_fast_batch_inference_runs_independent_replicas_on_ethernet_instances(
     assert "independent replicas" in batch_plan["estimate"]["throughput"]["method"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "solver/plan_warnings.py candidate_warnings raises multi_instance_ethernet for any candidate with "
-        "units > 1 on ethernet and gpu_count > tp, without checking that the workload trains: a batch_inference "
-        "plan of 64 independent 1-GPU replicas (64 instances) gets 'training spans 64 instances over ethernet "
-        "(10 Gbit/s): the job keeps an unknown share of linear scaling...' although nothing crosses the "
-        "network (solver/candidates.py already exempts inference from the spans_instances check)"
-    ),
-)
 def test_batch_inference_replicas_do_not_warn_about_training_over_ethernet(
     batch_plan: dict[str, Any],
 ) -> None:
