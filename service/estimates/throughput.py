@@ -9,32 +9,25 @@ from service.catalog.gpu_names import one_gpu
 from service.db.snapshot import CatalogSnapshot
 from service.estimates.schemas import ThroughputRequest, ThroughputResponse
 from solver.errors import InvalidWorkload
-from solver.gpus import Interconnect
+from solver.gpus import GpuSpec, Interconnect
 from solver.network import Network
-from solver.throughput import default_topology, estimate_throughput
+from solver.throughput import Topology, default_topology, estimate_throughput
 from solver.workload import resolve_workload
 
 __all__ = ["estimate_throughput_for"]
 
 
-def estimate_throughput_for(snapshot: CatalogSnapshot, request: ThroughputRequest) -> ThroughputResponse:
-    """Validate, then estimate the workload's throughput on the requested GPUs."""
-    gpu = one_gpu(snapshot, request.gpu)
-    resolved = resolve_workload(request)
-    derived = request.interconnect is None
-    interconnect: Interconnect = (
-        derive_interconnect(gpu, request.gpu_count, "")[0]
-        if request.interconnect is None
-        else request.interconnect
-    )
+def _topology(request: ThroughputRequest, gpu: GpuSpec, interconnect: Interconnect, tp: int) -> Topology:
+    """The request's instances and network, over the GPU's defaults; a tensor-parallel group must fit
+    in one instance."""
     topology = default_topology(gpu, request.gpu_count, interconnect)
     if request.gpus_per_instance is not None:
         per_instance = min(request.gpus_per_instance, request.gpu_count)
         topology = msgspec.structs.replace(topology, gpus_per_instance=per_instance)
-    if resolved.tp > topology.gpus_per_instance:
+    if tp > topology.gpus_per_instance:
         raise InvalidWorkload(
             "tp",
-            f"a tensor-parallel group of {resolved.tp} GPUs must sit inside one instance "
+            f"a tensor-parallel group of {tp} GPUs must sit inside one instance "
             f"({topology.gpus_per_instance} GPUs): its all-reduces run every layer",
         )
     if request.network is not None:
@@ -50,6 +43,20 @@ def estimate_throughput_for(snapshot: CatalogSnapshot, request: ThroughputReques
             rule="stated by the request",
         )
         topology = msgspec.structs.replace(topology, network=stated)
+    return topology
+
+
+def estimate_throughput_for(snapshot: CatalogSnapshot, request: ThroughputRequest) -> ThroughputResponse:
+    """Validate, then estimate the workload's throughput on the requested GPUs."""
+    gpu = one_gpu(snapshot, request.gpu)
+    resolved = resolve_workload(request)
+    derived = request.interconnect is None
+    interconnect: Interconnect = (
+        derive_interconnect(gpu, request.gpu_count, "")[0]
+        if request.interconnect is None
+        else request.interconnect
+    )
+    topology = _topology(request, gpu, interconnect, resolved.tp)
     estimate = estimate_throughput(
         resolved,
         gpu,
