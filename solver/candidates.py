@@ -427,8 +427,9 @@ def enumerate_candidates(
         added.append((supply, steps))
 
     def at(row: int) -> tuple[Supply, _Step]:
-        supply, steps = added[grid.supply_of(row)]
-        return supply, steps[row - grid.starts[grid.supply_of(row)]]
+        position = grid.supply_of(row)
+        supply, steps = added[position]
+        return supply, steps[row - grid.starts[position]]
 
     picked = select(grid, deadline_hours=deadline_hours, budget_usd=budget_usd)
     for i in picked.deadline_rejections:

@@ -66,10 +66,6 @@ class ConfigGrid(msgspec.Struct, kw_only=True):
         """The position (in the order added) of the supply a row belongs to."""
         return bisect.bisect_right(self.starts, row) - 1
 
-    def _per_row(self, column: list[float] | list[int], dtype: type) -> npt.NDArray[Any]:
-        sizes = np.diff(np.r_[self.starts, len(self.hours)])
-        return np.repeat(np.asarray(column, dtype=dtype), sizes)
-
 
 class Selection(msgspec.Struct, frozen=True, kw_only=True):
     """Indices into the grid: the rows kept (in grid order), and per GPU type the most telling
@@ -93,11 +89,17 @@ def select(grid: ConfigGrid, *, deadline_hours: float | None, budget_usd: float 
         return Selection(
             kept=[], feasible=0, deadline_rejections=[], budget_rejections=[], billable=[], cost=[]
         )
-    increment = grid._per_row(grid.increment_s, np.float64)
+    sizes = np.diff(np.r_[grid.starts, hours.size])  # rows of each supply
+
+    def per_row(column: list[float] | list[int], dtype: type) -> npt.NDArray[Any]:
+        """A per-supply column repeated over that supply's rows."""
+        return np.repeat(np.asarray(column, dtype=dtype), sizes)
+
+    increment = per_row(grid.increment_s, np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         whole = np.ceil(hours * 3600 / increment - 1e-9) * increment / 3600
     billable = np.where(increment > 0, whole, hours)
-    cost = grid._per_row(grid.price, np.float64) * np.asarray(grid.units, dtype=np.float64) * billable
+    cost = per_row(grid.price, np.float64) * np.asarray(grid.units, dtype=np.float64) * billable
     runs = ~np.isnan(hours)
     deadline = _NO_LIMIT if deadline_hours is None else deadline_hours
     budget = _NO_LIMIT if budget_usd is None else budget_usd
@@ -105,9 +107,9 @@ def select(grid: ConfigGrid, *, deadline_hours: float | None, budget_usd: float 
     dear = runs & ~late & (cost > budget)
     ok = runs & ~late & ~dear
     counts = np.asarray(grid.gpu_count, dtype=np.int64)
-    gpu = grid._per_row(grid.gpu, np.int64)
+    gpu = per_row(grid.gpu, np.int64)
     return Selection(
-        kept=_kept(np.flatnonzero(ok), hours, cost, grid._per_row(grid.group, np.int64)),
+        kept=_kept(np.flatnonzero(ok), hours, cost, per_row(grid.group, np.int64)),
         feasible=int(ok.sum()),
         deadline_rejections=_most_telling(np.flatnonzero(late), counts, gpu),
         budget_rejections=_most_telling(np.flatnonzero(dear), counts, gpu),
