@@ -55,6 +55,10 @@ class RentalOffer(msgspec.Struct, frozen=True, kw_only=True):
     source: str
     reserved_1y_price_per_hour_usd: float | None = None
     reserved_3y_price_per_hour_usd: float | None = None
+    mig_profile: str | None = None
+    """The MIG slice an offer rents (e.g. ``1g.10gb``); ``None``: whole GPUs."""
+    storage_read_gbps: float | None = None
+    """How fast the instance reads its local or attached storage (Gbit/s), where the seller says."""
 
     @property
     def network(self) -> Network:

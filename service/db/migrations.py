@@ -194,12 +194,56 @@ _V5: Final = (
             || ' the next import of its sheet derives it'""",
 )
 
+_PRICE_SHEETS_V6: Final = """CREATE TABLE price_sheets (
+        version INTEGER PRIMARY KEY,
+        source VARCHAR NOT NULL,
+        kind VARCHAR NOT NULL CHECK (kind IN ('rental', 'ownership', 'provider_costs')),
+        format VARCHAR NOT NULL,
+        content_hash VARCHAR NOT NULL,
+        row_count INTEGER NOT NULL,
+        fetched_at TIMESTAMPTZ NOT NULL,
+        effective_at TIMESTAMPTZ NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL,
+        origin VARCHAR NOT NULL,
+        report JSON
+    )"""
+
+_V6: Final = (
+    # DuckDB cannot alter a CHECK constraint: rebuild price_sheets (and the views over it).
+    "DROP VIEW current_offers",
+    "DROP VIEW current_sheets",
+    "ALTER TABLE price_sheets RENAME TO price_sheets_v5",
+    _PRICE_SHEETS_V6,
+    "INSERT INTO price_sheets SELECT * FROM price_sheets_v5",
+    "DROP TABLE price_sheets_v5",
+    _V1[-2],
+    _V1[-1],
+    """CREATE TABLE provider_costs (
+        version INTEGER NOT NULL,
+        provider VARCHAR NOT NULL,
+        provider_class VARCHAR NOT NULL,
+        storage_usd_per_gb_month DOUBLE,
+        egress_usd_per_gb DOUBLE,
+        ingress_usd_per_gb DOUBLE,
+        startup_minutes DOUBLE,
+        download_gbps DOUBLE,
+        checkpoint_write_gbps DOUBLE,
+        preemptions_per_hour DOUBLE,
+        source VARCHAR NOT NULL,
+        notes VARCHAR NOT NULL,
+        PRIMARY KEY (version, provider, provider_class)
+    )""",
+    "ALTER TABLE offers ADD COLUMN mig_profile VARCHAR",
+    "ALTER TABLE offers ADD COLUMN storage_read_gbps DOUBLE",
+)
+
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     (1, "catalog, price sheets, profiles, seed state", _V1),
     (2, "stored plans", _V2),
     (3, "reserved prices, sheet reports, refresh runs", _V3),
     (4, "uploaded serving profiles keep their upload source", _V4),
     (5, "the network between an offer's instances", _V5),
+    (6, "provider cost sheets; offers' MIG profile and storage read rate", _V6),
 )
 
 
