@@ -19,6 +19,12 @@ Formats (``format=``):
     MemoryGiB, GpuInfo, Price, SpotPrice, Region, AvailabilityZone``; the provider is the one given
     with the sheet. Rows without an accelerator are skipped (CPU instances); the cheapest row per
     (instance type, accelerator, count, region) is kept, as zones repeat a region's offer.
+``provider_costs_csv``
+    Provider-level costs (:mod:`pricing.provider_costs`): ``provider`` (``*`` for a class default),
+    ``provider_class`` (``hyperscaler|neocloud|marketplace|owned``), ``storage_usd_per_gb_month``,
+    ``egress_usd_per_gb``, ``ingress_usd_per_gb``, ``startup_minutes``, ``download_gbps``,
+    ``checkpoint_write_gbps``, ``preemptions_per_hour`` (empty: the class default), ``source``,
+    ``notes`` (the shipped ``provider_costs.csv``).
 ``ownership_csv``
     Purchase prices: ``gpu, vendor, purchase_price_usd, price_basis, price_date,
     server_overhead_factor, system_power_w_per_gpu, gpu_tdp_w, source, source_url_or_path,
@@ -47,6 +53,7 @@ from pricing.offers import (
     collect_rows,
 )
 from pricing.ownership import OwnershipPrice
+from pricing.provider_costs import ParsedProviderCosts, parse_provider_costs
 from pricing.sheet_rows import SheetRows, read_table
 from solver.gpus import GpuSpec
 
@@ -54,6 +61,7 @@ __all__ = [
     "FORMATS",
     "SHEET_FORMATS",
     "ParsedPrices",
+    "ParsedProviderCosts",
     "ParsedSheet",
     "SheetContext",
     "SheetFormat",
@@ -62,9 +70,9 @@ __all__ = [
     "SheetRows",
 ]
 
-SheetFormat = Literal["rental_csv", "rental_json", "cloud_catalog_csv", "ownership_csv"]
-SheetKind = Literal["rental", "ownership"]
-"""What a sheet prices: rental offers, or owned GPUs (purchase prices)."""
+SheetFormat = Literal["rental_csv", "rental_json", "cloud_catalog_csv", "ownership_csv", "provider_costs_csv"]
+SheetKind = Literal["rental", "ownership", "provider_costs"]
+"""What a sheet prices: rental offers, owned GPUs (purchase prices), or providers' costs beyond the hour."""
 
 
 class SheetContext(msgspec.Struct, frozen=True, kw_only=True):
@@ -84,8 +92,8 @@ class ParsedPrices(msgspec.Struct, frozen=True, kw_only=True):
     problems: list[SheetProblem]
 
 
-ParsedSheet = ParsedOffers | ParsedPrices
-"""A parsed sheet: rental offers or ownership prices, as its format's ``kind`` says."""
+ParsedSheet = ParsedOffers | ParsedPrices | ParsedProviderCosts
+"""A parsed sheet: rental offers, ownership prices or provider costs, as its format's ``kind`` says."""
 
 
 def _parse_rental(rows: SheetRows, sheet: SheetContext) -> ParsedOffers:
@@ -295,6 +303,14 @@ SHEET_FORMATS: Final[dict[SheetFormat, SheetFormatSpec]] = {
             required=("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region"),
             needs_provider=True,
             parse=_parse_skypilot,
+        ),
+        SheetFormatSpec(
+            name="provider_costs_csv",
+            kind="provider_costs",
+            json=False,
+            required=("provider", "provider_class", "source"),
+            needs_provider=False,
+            parse=lambda rows, sheet: parse_provider_costs(rows, sheet.file),
         ),
         SheetFormatSpec(
             name="ownership_csv",

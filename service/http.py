@@ -54,6 +54,7 @@ def _declared_query_names(request: Request[Any, Any, Any]) -> set[str]:
 
 
 _AT_PATH: Final = re.compile(r" - at `\$\.?([^`]*)`$")
+_NAMED_FIELD: Final = re.compile(r"(?:unknown|missing required) field `([^`]+)`")
 
 
 async def check_request(request: Request[Any, Any, Any]) -> None:
@@ -87,10 +88,13 @@ async def decode_body_strictly(request: Request[Any, Any, Any]) -> None:
     except msgspec.ValidationError as exc:
         text = str(exc)
         at = _AT_PATH.search(text)
-        key = at.group(1) if at else "data"
+        message = _AT_PATH.sub("", text)
+        named = _NAMED_FIELD.search(message)
+        path = [at.group(1)] if at and at.group(1) else []
+        key = ".".join([*path, named.group(1)] if named else path) or "body"
         raise ValidationException(
             detail=f"Validation failed for {request.method} {request.url.path}",
-            extra=[{"message": _AT_PATH.sub("", text), "key": key or "data", "source": "body"}],
+            extra=[{"message": message, "key": key, "source": "body", "qualified": True}],
         ) from None
     except msgspec.DecodeError:
         return  # malformed JSON: Litestar's own decoding answers it

@@ -140,7 +140,9 @@ def _validation_error(request: Request[Any, Any, Any], exc: Exception) -> Respon
             message = str(item.get("message", ""))
             field = str(item.get("key") or item.get("field") or "body")
             named = _UNKNOWN_FIELD.search(message) or _MISSING_FIELD.search(message)
-            if field == "data":  # Litestar names the whole body "data"; say which part of it
+            if item.get("qualified"):
+                pass  # the strict body decoding named the whole path already ("data.shards")
+            elif field == "data":  # Litestar names the whole body "data"; say which part of it
                 field = named.group(1) if named else "body"
             elif named:
                 field = f"{field}.{named.group(1)}"

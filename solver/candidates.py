@@ -20,6 +20,14 @@ from typing import Any, Final, Literal, NamedTuple
 
 import msgspec
 
+from solver.charges import (
+    COMPUTE_ONLY_TERMS,
+    DEADLINE_CONFIDENCE,
+    NOTHING_MOVED,
+    ChargeSummary,
+    JobTerms,
+    SupplyTerms,
+)
 from solver.config_grid import ConfigGrid, select
 from solver.errors import InvalidWorkload, ThroughputUnavailable
 from solver.gpus import INTERCONNECT_RANK, GpuSpec, Interconnect
@@ -60,6 +68,8 @@ class Supply(msgspec.Struct, frozen=True, kw_only=True):
     """How units reach each other (the offer's network; for owned GPUs, the ownership assumption)."""
     usd_per_unit_hour: float
     billing_increment_s: int
+    terms: SupplyTerms = COMPUTE_ONLY_TERMS
+    """What the seller charges beyond the hour, and how often its capacity is interrupted."""
     provider: str | None = None
     instance_type: str | None = None
     region: str | None = None
@@ -87,10 +97,18 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True):
     capacity_gib: float
     throughput: ThroughputEstimate
     """The whole job's throughput on ``gpu_count`` GPUs (its ``scaling`` says what the links cost)."""
+    compute_hours: float
+    """Hours of computing the work takes (the throughput model's answer)."""
     hours: float
-    billable_hours: float
+    """Expected wall hours: compute plus setup, checkpoints and interruptions (``charges``)."""
     usd_per_hour: float
     cost_usd: float
+    """The complete charge (``charges.total_usd``)."""
+    charges: ChargeSummary
+
+    @property
+    def billable_hours(self) -> float:
+        return self.charges.billable_hours
 
 
 class Rejection(msgspec.Struct, frozen=True, kw_only=True):
@@ -247,7 +265,7 @@ def _shape_steps(
 
 
 def _candidate(
-    supply: Supply, step: _Step, hours: float, billable: float, cost: float, gpus: Mapping[str, GpuSpec]
+    supply: Supply, step: _Step, hours: float, charges: ChargeSummary, gpus: Mapping[str, GpuSpec]
 ) -> Candidate:
     layout = step.layout
     assert layout is not None and step.rate is not None
@@ -261,10 +279,11 @@ def _candidate(
         memory=layout.memory,
         capacity_gib=gpus[supply.gpu_id].memory_gib,
         throughput=step.rate,
-        hours=hours,
-        billable_hours=billable,
+        compute_hours=hours,
+        hours=charges.wall_hours,
         usd_per_hour=supply.usd_per_unit_hour * step.units,
-        cost_usd=cost,
+        cost_usd=charges.total_usd,
+        charges=charges,
     )
 
 
@@ -355,6 +374,7 @@ def enumerate_candidates(
     throughput: ThroughputFn,
     work: Callable[[str], WorkAmount],
     *,
+    job: JobTerms = NOTHING_MOVED,
     max_gpus: int,
     deadline_hours: float | None = None,
     budget_usd: float | None = None,
@@ -423,6 +443,7 @@ def enumerate_candidates(
             increment_s=supply.billing_increment_s,
             group=groups.setdefault(seller, len(groups)),
             gpu=gpu_numbers.setdefault(supply.gpu_id, len(gpu_numbers)),
+            terms=supply.terms,
         )
         added.append((supply, steps))
 
@@ -431,22 +452,33 @@ def enumerate_candidates(
         supply, steps = added[position]
         return supply, steps[row - grid.starts[position]]
 
-    picked = select(grid, deadline_hours=deadline_hours, budget_usd=budget_usd)
+    picked = select(grid, job, deadline_hours=deadline_hours, budget_usd=budget_usd)
+    charges = picked.charges
     for i in picked.deadline_rejections:
+        assert charges is not None
         supply, step = at(i)
-        template_ = "{} GPU(s) need {:,.1f} h, over the {:g} h deadline"
+        template_ = "{} GPU(s) need {:,.1f} h ({:.0%} confidence), over the {:g} h deadline"
         rejections.add(
-            supply, "deadline", step.gpu_count, template_, step.gpu_count, grid.hours[i], deadline_hours
+            supply,
+            "deadline",
+            step.gpu_count,
+            template_,
+            step.gpu_count,
+            charges.deadline_hours[i],
+            DEADLINE_CONFIDENCE,
+            deadline_hours,
         )
     for i in picked.budget_rejections:
+        assert charges is not None
         supply, step = at(i)
         template_ = "{} GPU(s) cost ${:,.2f}, over the ${:,.2f} budget"
         rejections.add(
-            supply, "budget", step.gpu_count, template_, step.gpu_count, picked.cost[i], budget_usd
+            supply, "budget", step.gpu_count, template_, step.gpu_count, charges.total_usd[i], budget_usd
         )
-    candidates = [
-        _candidate(*at(i), grid.hours[i], picked.billable[i], picked.cost[i], gpus) for i in picked.kept
-    ]
+    candidates = []
+    for i in picked.kept:
+        assert charges is not None
+        candidates.append(_candidate(*at(i), grid.hours[i], ChargeSummary.of(charges, i), gpus))
     return Enumeration(
         candidates=candidates,
         rejections=rejections.kept(),

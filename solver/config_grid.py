@@ -4,7 +4,9 @@ A plan looks at thousands of configurations: each supply's price and billing inc
 GPU counts its shape can run (with their hours). This module does that arithmetic on arrays, in the
 same order of operations as a scalar loop (so the floats are identical), and selects:
 
-* the feasible ones (hours within the deadline, cost within the budget);
+* the feasible ones (hours within the deadline, cost within the budget), where a row's cost is its
+  complete charge (:mod:`solver.charges`: compute, setup, checkpoints, failures, preemption, billing
+  rounding, storage and data transfer) and its hours the wall time that charge pays for;
 * for each GPU type, the deadline (and budget) rejection that tried the most GPUs, first on a tie;
 * the rows no other feasible row beats on both cost and hours, and each (GPU, seller) group's best by
   (cost, hours) and by (hours, cost) — ties to the row found first.
@@ -18,6 +20,8 @@ from typing import Any, Final
 import msgspec
 import numpy as np
 import numpy.typing as npt
+
+from solver.charges import Charges, JobTerms, SupplyTerms, complete_charges
 
 __all__ = ["ConfigGrid", "Selection", "select"]
 
@@ -40,6 +44,7 @@ class ConfigGrid(msgspec.Struct, kw_only=True):
     increment_s: list[int] = msgspec.field(default_factory=list)
     group: list[int] = msgspec.field(default_factory=list)
     gpu: list[int] = msgspec.field(default_factory=list)
+    terms: list[SupplyTerms] = msgspec.field(default_factory=list)
 
     def add(
         self,
@@ -51,6 +56,7 @@ class ConfigGrid(msgspec.Struct, kw_only=True):
         increment_s: int,
         group: int,
         gpu: int,
+        terms: SupplyTerms,
     ) -> None:
         """The steps of one supply (its shape's hours, units and GPU counts) at its price and billing."""
         self.starts.append(len(self.hours))
@@ -61,6 +67,7 @@ class ConfigGrid(msgspec.Struct, kw_only=True):
         self.increment_s.append(increment_s)
         self.group.append(group)
         self.gpu.append(gpu)
+        self.terms.append(terms)
 
     def supply_of(self, row: int) -> int:
         """The position (in the order added) of the supply a row belongs to."""
@@ -69,52 +76,56 @@ class ConfigGrid(msgspec.Struct, kw_only=True):
 
 class Selection(msgspec.Struct, frozen=True, kw_only=True):
     """Indices into the grid: the rows kept (in grid order), and per GPU type the most telling
-    deadline and budget rejections; with the billable hours and cost of every row."""
+    deadline and budget rejections; with the charges of every row."""
 
     kept: list[int]
     feasible: int
     deadline_rejections: list[int]
     budget_rejections: list[int]
-    billable: list[float]
-    cost: list[float]
+    charges: Charges | None
 
 
 _NO_LIMIT: Final = np.inf
 
 
-def select(grid: ConfigGrid, *, deadline_hours: float | None, budget_usd: float | None) -> Selection:
+def select(
+    grid: ConfigGrid, job: JobTerms, *, deadline_hours: float | None, budget_usd: float | None
+) -> Selection:
     """Price the grid and pick what can matter (see the module docstring)."""
     hours = np.asarray(grid.hours, dtype=np.float64)
     if hours.size == 0:
-        return Selection(
-            kept=[], feasible=0, deadline_rejections=[], budget_rejections=[], billable=[], cost=[]
-        )
+        return Selection(kept=[], feasible=0, deadline_rejections=[], budget_rejections=[], charges=None)
     sizes = np.diff(np.r_[grid.starts, hours.size])  # rows of each supply
 
     def per_row(column: list[float] | list[int], dtype: type) -> npt.NDArray[Any]:
         """A per-supply column repeated over that supply's rows."""
         return np.repeat(np.asarray(column, dtype=dtype), sizes)
 
-    increment = per_row(grid.increment_s, np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        whole = np.ceil(hours * 3600 / increment - 1e-9) * increment / 3600
-    billable = np.where(increment > 0, whole, hours)
-    cost = per_row(grid.price, np.float64) * np.asarray(grid.units, dtype=np.float64) * billable
+    counts = np.asarray(grid.gpu_count, dtype=np.int64)
+    charges = complete_charges(
+        hours,
+        np.asarray(grid.units, dtype=np.float64),
+        counts.astype(np.float64),
+        per_row(grid.price, np.float64),
+        per_row(grid.increment_s, np.float64),
+        grid.terms,
+        sizes,
+        job,
+    )
+    wall, cost = charges.wall_hours, charges.total_usd
     runs = ~np.isnan(hours)
     deadline = _NO_LIMIT if deadline_hours is None else deadline_hours
     budget = _NO_LIMIT if budget_usd is None else budget_usd
-    late = runs & (hours > deadline)
+    late = runs & (charges.deadline_hours > deadline)
     dear = runs & ~late & (cost > budget)
     ok = runs & ~late & ~dear
-    counts = np.asarray(grid.gpu_count, dtype=np.int64)
     gpu = per_row(grid.gpu, np.int64)
     return Selection(
-        kept=_kept(np.flatnonzero(ok), hours, cost, per_row(grid.group, np.int64)),
+        kept=_kept(np.flatnonzero(ok), wall, cost, per_row(grid.group, np.int64)),
         feasible=int(ok.sum()),
         deadline_rejections=_most_telling(np.flatnonzero(late), counts, gpu),
         budget_rejections=_most_telling(np.flatnonzero(dear), counts, gpu),
-        billable=billable.tolist(),
-        cost=cost.tolist(),
+        charges=charges,
     )
 
 

@@ -12,6 +12,7 @@ import msgspec
 from msgspec import Meta
 
 from solver.gpus import Interconnect
+from solver.job_terms import DataSpec, ReliabilitySpec
 from solver.serving_spec import MAX_REQUEST_CLASSES, RequestClass, ServingSlo
 from solver.workload import JobSpec
 
@@ -124,6 +125,22 @@ class PlanRequest(JobSpec, forbid_unknown_fields=True, kw_only=True):
                 le=1_000_000,
                 description=f"serving: how long the fleet runs (default {DEFAULT_FLEET_HOURS:g}).",
             ),
+        ]
+        | None
+    ) = None
+    data: (
+        Annotated[
+            DataSpec,
+            Meta(
+                description="Jobs: dataset, checkpoint and egress sizes (defaults derived from the workload)."
+            ),
+        ]
+        | None
+    ) = None
+    reliability: (
+        Annotated[
+            ReliabilitySpec,
+            Meta(description="Jobs: interruption and preemption rates replacing the cited defaults."),
         ]
         | None
     ) = None

@@ -13,7 +13,8 @@ The MILP optimises the central estimate; these say how far to trust it:
 - ``low_confidence_capacity`` (serving): a replica's capacity is derived with low confidence;
 - ``price_sheet_stale`` is raised by the service, which knows the sheets' ages.
 
-:func:`hours_band` turns the throughput band into the band of hours and cost.
+:func:`hours_band` turns the throughput band into the band of compute hours; :func:`complete_bands`
+adds setup, checkpoints and interruptions to give the bands of wall hours and complete cost.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ __all__ = [
     "PlanWarning",
     "WarningCode",
     "candidate_warnings",
-    "cost_band",
+    "complete_bands",
     "hours_band",
 ]
 
@@ -67,13 +68,30 @@ def _billable(hours: float, increment_s: int) -> float:
     return math.ceil(hours * 3600 / increment_s - 1e-9) * increment_s / 3600
 
 
-def cost_band(candidate: Candidate, hours: tuple[float, float]) -> tuple[float, float]:
-    """(low, high) cost of a candidate over its band of hours (billing increments applied)."""
+def complete_bands(candidate: Candidate) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(low, high) wall hours and (low, high) complete cost of a candidate.
+
+    The compute hours move with the throughput band, and so do the checkpoint time and the work lost;
+    the low end has no interruption, the high end the 90th-percentile number of them (a spot supply's
+    band widens by its preemptions). Billing increments apply to both ends; storage follows the wall
+    hours; setup and data transfer do not move."""
+    c = candidate.charges
+    work = candidate.compute_hours * candidate.throughput.value * 3600
+    compute_low, compute_high = hours_band(work, candidate.throughput)
+    scale_low = compute_low / candidate.compute_hours if candidate.compute_hours > 0 else 1.0
+    scale_high = compute_high / candidate.compute_hours if candidate.compute_hours > 0 else 1.0
+    base = candidate.compute_hours + c.setup_hours + c.checkpoint_hours
+    p90_loss = max(c.deadline_hours - base, c.lost_hours)  # never below the expected loss
+    low = compute_low + c.setup_hours + c.checkpoint_hours * scale_low
+    high = compute_high + c.setup_hours + (c.checkpoint_hours + p90_loss) * scale_high
     increment = candidate.supply.billing_increment_s
-    low, high = hours
-    return candidate.usd_per_hour * _billable(low, increment), candidate.usd_per_hour * _billable(
-        high, increment
-    )
+    storage_per_hour = c.breakdown["storage_usd"] / c.wall_hours if c.wall_hours > 0 else 0.0
+    fixed = c.breakdown["data_transfer_usd"]
+
+    def cost(hours: float) -> float:
+        return candidate.usd_per_hour * _billable(hours, increment) + storage_per_hour * hours + fixed
+
+    return (low, high), (cost(low), cost(high))
 
 
 def candidate_warnings(candidate: Candidate) -> list[PlanWarning]:

@@ -3,7 +3,9 @@
 Steps: enumerate candidates (:mod:`solver.candidates`), keep the Pareto front of (cost, hours) — the
 optimum under any deadline and budget lies on it, so pruning dominated candidates loses nothing — and
 solve a one-hot MILP over the front with PuLP on HiGHS: exactly one candidate, deadline, budget and
-GPU quota as constraints, cost (or hours) as the objective. Counts are enumerated, never multiplied by
+GPU quota as constraints, the complete charge (or the expected wall hours) as the objective. A
+candidate's cost is everything it takes to finish the work (:mod:`solver.charges`), and the deadline
+holds with 90 % confidence over interruptions. Counts are enumerated, never multiplied by
 a time inside the model (cost is not linear in the count). The alternatives, the front and the
 rejections per GPU type explain the choice.
 """
@@ -25,6 +27,7 @@ from solver.candidates import (
     WorkAmount,
     enumerate_candidates,
 )
+from solver.charges import NOTHING_MOVED, JobTerms
 from solver.errors import InvalidWorkload, NoFeasiblePlan
 from solver.gpus import GpuSpec
 from solver.mip import SolveOutcome, solve
@@ -54,6 +57,8 @@ class PlanResult(msgspec.Struct, frozen=True, kw_only=True):
     alternatives: list[Alternative]
     pareto: list[Candidate]
     rejected: dict[str, list[tuple[str, str]]]
+    by_pricing: dict[str, Candidate]
+    """The best feasible candidate of each kind of price (on_demand, spot, owned) by the objective."""
     candidates: int
     pruned: int
     configurations_tried: int
@@ -109,7 +114,8 @@ def choose(
     problem += cost if objective == "cost" else hours
     problem += pulp.lpSum(xs) == 1, "exactly_one"
     if deadline_hours is not None:
-        problem += hours <= deadline_hours, "deadline"
+        confident = pulp.lpSum(c.charges.deadline_hours * x for c, x in zip(candidates, xs, strict=True))
+        problem += confident <= deadline_hours, "deadline"
     if budget_usd is not None:
         problem += cost <= budget_usd, "budget"
     if max_gpus is not None:
@@ -162,6 +168,15 @@ def _alternatives(
     return picked
 
 
+def _best_by_pricing(candidates: Sequence[Candidate], objective: str) -> dict[str, Candidate]:
+    best: dict[str, Candidate] = {}
+    for candidate in candidates:
+        held = best.get(candidate.supply.pricing)
+        if held is None or _key(candidate, objective) < _key(held, objective):
+            best[candidate.supply.pricing] = candidate
+    return best
+
+
 def _rejected(
     gpus: Mapping[str, GpuSpec],
     enumeration: Enumeration,
@@ -199,6 +214,7 @@ def plan(
     throughput: ThroughputFn,
     *,
     seq_len: int,
+    job: JobTerms = NOTHING_MOVED,
     pre_rejections: Sequence[Rejection] = (),
     time_limit_s: float = 5.0,
     memo: MutableMapping[Any, Any] | None = None,
@@ -214,6 +230,7 @@ def plan(
         gpus,
         throughput,
         work_amount(request, seq_len),
+        job=job,
         max_gpus=limits.max_gpus,
         deadline_hours=limits.deadline_hours,
         budget_usd=limits.budget_usd,
@@ -242,6 +259,7 @@ def plan(
         alternatives=_alternatives(enumeration.candidates, chosen, request.objective, request.top_k),
         pareto=front,
         rejected=rejected,
+        by_pricing=_best_by_pricing(enumeration.candidates, request.objective),
         candidates=enumeration.feasible,
         pruned=enumeration.feasible - len(front),
         configurations_tried=enumeration.configurations_tried,

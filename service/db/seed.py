@@ -17,7 +17,7 @@ import msgspec
 
 from service.db.bulk import insert_rows
 from service.db.seed_files import SEED_FILES, SeedCatalog, read_seed_catalog, seed_file_text
-from service.db.sheet_versions import add_version, ownership_sheet, rental_sheet
+from service.db.sheet_versions import add_version, ownership_sheet, provider_costs_sheet, rental_sheet
 from service.db.transactions import cursor_of, run_transaction
 from solver.gpus import GpuSpec
 from solver.profiles import MeasuredProfile, ServingProfile
@@ -92,6 +92,39 @@ def _replace_reference_data(cur: duckdb.DuckDBPyConnection, catalog: SeedCatalog
     )
 
 
+def _load(
+    cur: duckdb.DuckDBPyConnection, catalog: SeedCatalog, fingerprint: str, now: datetime
+) -> tuple[int | None, int | None]:
+    """Replace the reference data and add the shipped sheets as versions (unchanged ones add none)."""
+    _replace_reference_data(cur, catalog)
+    rental = add_version(
+        cur,
+        rental_sheet(catalog.offers.offers),
+        source=SEED_SOURCE,
+        fmt="cloud-prices-csv",
+        fetched_at=now,
+        origin="shipped file service/data/cloud_gpu_prices.csv",
+    )
+    ownership = add_version(
+        cur,
+        ownership_sheet(catalog.ownership_prices.items, catalog.ownership_defaults.items),
+        source=SEED_SOURCE,
+        fmt="ownership-csv",
+        fetched_at=now,
+        origin="shipped files service/data/ownership_prices.csv, ownership_defaults.csv",
+    )
+    add_version(
+        cur,
+        provider_costs_sheet(catalog.provider_costs.costs),
+        source=SEED_SOURCE,
+        fmt="provider_costs_csv",
+        fetched_at=now,
+        origin="shipped file service/data/provider_costs.csv",
+    )
+    cur.execute("INSERT OR REPLACE INTO seed_state VALUES (?, ?, ?)", [SEED_SOURCE, fingerprint, now])
+    return rental, ownership
+
+
 def ensure_seeded(connection: duckdb.DuckDBPyConnection, *, force: bool = False) -> SeedReport:
     """Load the shipped data unless this exact data is already loaded."""
     fingerprint = seed_fingerprint()
@@ -100,30 +133,10 @@ def ensure_seeded(connection: duckdb.DuckDBPyConnection, *, force: bool = False)
     if row is not None and row[0] == fingerprint and not force:
         return SeedReport(loaded=False, fingerprint=fingerprint)
     catalog = read_seed_catalog()
-    now = datetime.now(UTC)
 
-    def load(cur: duckdb.DuckDBPyConnection) -> tuple[int | None, int | None]:
-        _replace_reference_data(cur, catalog)
-        rental = add_version(
-            cur,
-            rental_sheet(catalog.offers.offers),
-            source=SEED_SOURCE,
-            fmt="cloud-prices-csv",
-            fetched_at=now,
-            origin="shipped file service/data/cloud_gpu_prices.csv",
-        )
-        ownership = add_version(
-            cur,
-            ownership_sheet(catalog.ownership_prices.items, catalog.ownership_defaults.items),
-            source=SEED_SOURCE,
-            fmt="ownership-csv",
-            fetched_at=now,
-            origin="shipped files service/data/ownership_prices.csv, ownership_defaults.csv",
-        )
-        cur.execute("INSERT OR REPLACE INTO seed_state VALUES (?, ?, ?)", [SEED_SOURCE, fingerprint, now])
-        return rental, ownership
-
-    rental, ownership = run_transaction(connection, load)
+    rental, ownership = run_transaction(
+        connection, lambda cur: _load(cur, catalog, fingerprint, datetime.now(UTC))
+    )
     if catalog.problems:
         _log.warning(
             "%d shipped rows not used (reasons in table unusable_rows; `gpuplan db stats` lists them)",

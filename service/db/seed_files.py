@@ -19,6 +19,7 @@ from pricing.cloud_prices import parse_cloud_price_rows
 from pricing.errors import UnresolvedGpuName
 from pricing.offers import ParsedOffers, SheetProblem
 from pricing.ownership import OwnershipDefault, OwnershipPrice
+from pricing.provider_costs import ParsedProviderCosts, parse_provider_costs
 from solver.gpus import GpuSpec, gpu_id_for
 from solver.profiles import MeasuredProfile, ServingProfile
 
@@ -37,6 +38,7 @@ PROFILE_FILES = ("throughput_profiles.csv", "throughput_mlperf_inference.csv", "
 SERVING_FILE = "serving_profiles_melange.csv"
 OWNERSHIP_PRICES_FILE = "ownership_prices.csv"
 OWNERSHIP_DEFAULTS_FILE = "ownership_defaults.csv"
+PROVIDER_COSTS_FILE = "provider_costs.csv"
 SEED_FILES = (
     SPECS_FILE,
     ALIASES_FILE,
@@ -45,6 +47,7 @@ SEED_FILES = (
     SERVING_FILE,
     OWNERSHIP_PRICES_FILE,
     OWNERSHIP_DEFAULTS_FILE,
+    PROVIDER_COSTS_FILE,
 )
 
 
@@ -65,6 +68,7 @@ class SeedCatalog(msgspec.Struct, frozen=True, kw_only=True):
     serving: Parsed[ServingProfile]
     ownership_prices: Parsed[OwnershipPrice]
     ownership_defaults: Parsed[OwnershipDefault]
+    provider_costs: ParsedProviderCosts
 
     @property
     def problems(self) -> list[SheetProblem]:
@@ -74,6 +78,7 @@ class SeedCatalog(msgspec.Struct, frozen=True, kw_only=True):
             *self.serving.problems,
             *self.ownership_prices.problems,
             *self.ownership_defaults.problems,
+            *self.provider_costs.problems,
         ]
 
 
@@ -332,4 +337,5 @@ def read_seed_catalog() -> SeedCatalog:
         serving=read_serving_profiles(aliases, known),
         ownership_prices=read_ownership_prices(aliases, known),
         ownership_defaults=read_ownership_defaults(),
+        provider_costs=parse_provider_costs(_rows(PROVIDER_COSTS_FILE), PROVIDER_COSTS_FILE),
     )

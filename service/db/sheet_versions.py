@@ -18,6 +18,7 @@ import msgspec
 
 from pricing.offers import RentalOffer
 from pricing.ownership import OwnershipDefault, OwnershipPrice
+from pricing.provider_costs import ProviderCost
 from pricing.sheet_formats import SheetKind
 from service.db.bulk import insert_rows
 
@@ -30,6 +31,7 @@ __all__ = [
     "latest_hash",
     "next_version",
     "ownership_sheet",
+    "provider_costs_sheet",
     "rental_sheet",
 ]
 
@@ -47,17 +49,19 @@ def content_hash(items: Sequence[msgspec.Struct]) -> str:
 
 
 class SheetContent(msgspec.Struct, frozen=True, kw_only=True):
-    """The rows of one sheet and their content hash: rental offers, or ownership prices and defaults."""
+    """The rows of one sheet and their content hash: rental offers, ownership prices and defaults, or
+    provider costs."""
 
     kind: SheetKind
     digest: str
     offers: tuple[RentalOffer, ...] = ()
     prices: tuple[OwnershipPrice, ...] = ()
     defaults: tuple[OwnershipDefault, ...] = ()
+    costs: tuple[ProviderCost, ...] = ()
 
     @property
     def row_count(self) -> int:
-        return len(self.offers) + len(self.prices) + len(self.defaults)
+        return len(self.offers) + len(self.prices) + len(self.defaults) + len(self.costs)
 
 
 def rental_sheet(offers: Sequence[RentalOffer]) -> SheetContent:
@@ -74,6 +78,10 @@ def ownership_sheet(
         prices=tuple(prices),
         defaults=tuple(defaults),
     )
+
+
+def provider_costs_sheet(costs: Sequence[ProviderCost]) -> SheetContent:
+    return SheetContent(kind="provider_costs", digest=content_hash(costs), costs=tuple(costs))
 
 
 def latest_hash(cur: duckdb.DuckDBPyConnection, source: str, kind: SheetKind) -> str | None:
@@ -129,6 +137,7 @@ def insert_version(
     _insert_rows(cur, "offers", version, content.offers)
     _insert_rows(cur, "ownership_prices", version, content.prices)
     _insert_rows(cur, "ownership_defaults", version, content.defaults)
+    _insert_rows(cur, "provider_costs", version, content.costs)
 
 
 def add_version(

@@ -20,13 +20,14 @@ import msgspec
 from pricing.aliases import AliasRule, AliasTable
 from pricing.offers import RentalOffer
 from pricing.ownership_defaults import SheetDefault, SheetPrice
+from pricing.provider_costs import ProviderCost, ProviderCosts
 from solver.calibration import ProfileIndex
 from solver.gpus import GpuSpec
 from solver.profiles import MeasuredProfile, ServingProfile
 
 __all__ = ["CatalogSnapshot", "CurrentOffer", "Derived", "OwnershipRows", "SheetInfo", "read_snapshot"]
 
-SheetKind = Literal["rental", "ownership"]
+SheetKind = Literal["rental", "ownership", "provider_costs"]
 
 
 class CurrentOffer(msgspec.Struct, frozen=True, kw_only=True):
@@ -104,6 +105,7 @@ class CatalogSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     offers: tuple[CurrentOffer, ...]
     sheets: tuple[SheetInfo, ...]
     ownership: OwnershipRows
+    provider_costs: ProviderCosts
     built: _Built = msgspec.field(default_factory=_Built)
 
     def alias_table(self) -> AliasTable:
@@ -199,6 +201,25 @@ def _read_ownership(cur: duckdb.DuckDBPyConnection, sheets: tuple[SheetInfo, ...
     return OwnershipRows(prices=prices, defaults=defaults)
 
 
+_COST_FIELDS = ProviderCost.__struct_fields__
+
+
+def _read_provider_costs(cur: duckdb.DuckDBPyConnection, sheets: tuple[SheetInfo, ...]) -> ProviderCosts:
+    """The rows of the current provider-cost sheets; a provider in several takes the newest version's."""
+    versions = [s.version for s in sheets if s.kind == "provider_costs"]
+    if not versions:
+        return ProviderCosts([])
+    marks = ", ".join("?" for _ in versions)
+    rows = cur.execute(
+        f"SELECT {', '.join(_COST_FIELDS)} FROM provider_costs WHERE version IN ({marks}) "
+        "ORDER BY version, provider_class, provider",
+        versions,
+    ).fetchall()
+    return ProviderCosts(
+        [msgspec.convert(dict(zip(_COST_FIELDS, row, strict=True)), ProviderCost) for row in rows]
+    )
+
+
 def _read_gpus(cur: duckdb.DuckDBPyConnection) -> dict[str, GpuSpec]:
     fields = GpuSpec.__struct_fields__
     return {
@@ -249,6 +270,7 @@ def read_snapshot(cur: duckdb.DuckDBPyConnection, generation: int) -> CatalogSna
         offers=_read_offers(cur),
         sheets=sheets,
         ownership=_read_ownership(cur, sheets),
+        provider_costs=_read_provider_costs(cur, sheets),
         current_offer_count=_count(cur, "SELECT count(*) FROM current_offers"),
         price_sheet_versions=_count(cur, "SELECT count(*) FROM price_sheets"),
     )

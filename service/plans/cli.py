@@ -11,6 +11,7 @@ from tabulate import tabulate
 
 from service.console import print_json, read_json_body
 from service.db.store import Store
+from service.plans.cost_text import print_costs
 from service.plans.pipeline import PlanService
 from service.plans.schemas import ChoiceOut, PlanOut, ServingPlanOut
 from solver.errors import NoFeasiblePlan
@@ -102,6 +103,7 @@ def _plan_rows(plan: PlanOut) -> list[tuple[str, Any]]:
 def _print_plan(plan: PlanOut) -> None:
     rows = _plan_rows(plan)
     print(tabulate(rows, tablefmt="plain"))
+    print_costs(plan)
     if plan.alternatives:
         print("\nalternatives")
         print(

@@ -6,6 +6,7 @@ asks the planner for the cheapest (or fastest) configuration that finishes the w
 
 from __future__ import annotations
 
+from service.plans.charges_out import cost_out, data_out, pricing_options, reliability_out
 from service.plans.inputs import PlanInputs, PlanSettings
 from service.plans.render import (
     PlanStamp,
@@ -18,7 +19,6 @@ from service.plans.render import (
 from service.plans.schemas import (
     AlternativeOut,
     ChoiceOut,
-    CostOut,
     EstimateOut,
     MemoryOut,
     ParetoPoint,
@@ -28,8 +28,9 @@ from service.plans.schemas import (
 )
 from service.plans.throughput import ThroughputCache
 from solver.candidates import Candidate
+from solver.job_terms import JobTermsWithRules, job_terms
 from solver.plan_spec import PlanRequest
-from solver.plan_warnings import candidate_warnings, cost_band, hours_band
+from solver.plan_warnings import candidate_warnings, complete_bands
 from solver.planner import PlanResult, plan
 from solver.throughput import Band
 from solver.workload import ResolvedWorkload
@@ -44,10 +45,19 @@ class JobPlans:
         self.settings = settings
         self.throughput = throughput
 
-    def validate(self, request: PlanRequest, resolved: ResolvedWorkload) -> None:
-        """Job plans need nothing more than the workload (the planner checks the work to do)."""
+    def validate(self, request: PlanRequest, resolved: ResolvedWorkload) -> JobTermsWithRules:
+        """What the job moves, keeps and risks besides compute (the planner checks the work to do)."""
+        return job_terms(
+            resolved,
+            tokens=request.tokens,
+            samples=request.samples,
+            epochs=request.epochs,
+            output_len=request.output_len,
+            data=request.data,
+            reliability=request.reliability,
+        )
 
-    def solve(self, inputs: PlanInputs[None]) -> PlanResult:
+    def solve(self, inputs: PlanInputs[JobTermsWithRules]) -> PlanResult:
         return plan(
             inputs.request,
             inputs.template,
@@ -56,11 +66,12 @@ class JobPlans:
             self.throughput.estimator(inputs.snapshot, inputs.resolved, inputs.request.output_len),
             memo=self.throughput.memo(inputs.snapshot, inputs.resolved, inputs.request.output_len),
             seq_len=inputs.resolved.seq_len,
+            job=inputs.spec.terms,
             pre_rejections=inputs.supplies.rejections,
             time_limit_s=self.settings.time_limit_s,
         )
 
-    def render(self, inputs: PlanInputs[None], result: PlanResult, stamp: PlanStamp) -> PlanOut:
+    def render(self, inputs: PlanInputs[JobTermsWithRules], result: PlanResult, stamp: PlanStamp) -> PlanOut:
         """The API view of a plan."""
         chosen, request = result.choice, inputs.request
         sheets = price_sheets_used(
@@ -73,18 +84,19 @@ class JobPlans:
             model=inputs.resolved.arch.name,
             kind=inputs.resolved.kind,
             choice=_choice(chosen, inputs),
-            estimate=_estimate(chosen),
-            cost=_cost(chosen),
+            estimate=_estimate(chosen, inputs.spec),
+            cost=cost_out(chosen, inputs.spec, inputs.snapshot),
             alternatives=_alternatives(result),
             rejected=rejected_gpus(inputs.snapshot, result.rejected),
             pareto=_pareto(result),
+            pricing_options=pricing_options(result),
             warnings=[*candidate_warnings(chosen), *stale_warnings(sheets)],
             price_sheet=sheets,
             solver=_solver(result, request, inputs.supplies.passed_over, stamp.total_ms),
         )
 
 
-def _choice(c: Candidate, inputs: PlanInputs[None]) -> ChoiceOut:
+def _choice(c: Candidate, inputs: PlanInputs[JobTermsWithRules]) -> ChoiceOut:
     gpu = inputs.snapshot.gpus[c.supply.gpu_id]
     return ChoiceOut(
         gpu=gpu.gpu_id,
@@ -100,13 +112,14 @@ def _choice(c: Candidate, inputs: PlanInputs[None]) -> ChoiceOut:
     )
 
 
-def _estimate(c: Candidate) -> EstimateOut:
+def _estimate(c: Candidate, job: JobTermsWithRules) -> EstimateOut:
     t = c.throughput
-    work = c.hours * t.value * 3600
-    low, high = hours_band(work, t)
+    work = c.compute_hours * t.value * 3600
+    (low, high), _ = complete_bands(c)
     return EstimateOut(
         hours=c.hours,
         hours_band=Band(low=low, high=high),
+        compute_hours=c.compute_hours,
         work=work,
         work_unit="tokens" if "token" in t.unit else "samples",
         throughput=ThroughputOut(
@@ -133,21 +146,8 @@ def _estimate(c: Candidate) -> EstimateOut:
             host_ram_gib=c.memory.host_ram_gib,
             breakdown=c.memory.breakdown,
         ),
-    )
-
-
-def _cost(c: Candidate) -> CostOut:
-    breakdown = {"compute_usd": c.cost_usd}
-    if c.billable_hours > c.hours:
-        breakdown["billing_rounding_usd"] = c.usd_per_hour * (c.billable_hours - c.hours)
-    low, high = cost_band(c, hours_band(c.hours * c.throughput.value * 3600, c.throughput))
-    return CostOut(
-        total_usd=c.cost_usd,
-        total_usd_band=Band(low=low, high=high),
-        usd_per_hour=c.usd_per_hour,
-        billable_hours=c.billable_hours,
-        billing_increment_s=c.supply.billing_increment_s,
-        breakdown=breakdown,
+        reliability=reliability_out(c, job.terms),
+        data=data_out(job.terms),
     )
 
 

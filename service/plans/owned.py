@@ -4,6 +4,7 @@ An owned GPU is priced per **busy** hour: its yearly cost (capital annualised ov
 maintenance, idle energy — ``pricing.tco``) spread over the busy share ``owned_utilization`` of its
 hours, plus the energy of a busy hour. Owned GPUs come in servers of up to 8 (1, 2, 4 or 8 per node,
 linked as that form factor's board is; more GPUs are several 8-GPU nodes). Busy hours are not rounded.
+Setup, storage and interruptions follow the ``owned`` class row of the provider-cost sheets.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pricing import tco
 from pricing.interconnect import derive_interconnect
 from pricing.network import owned_network
 from pricing.ownership_defaults import choose_defaults
+from pricing.provider_costs import OWNED_PROVIDER, terms_of
 from service.db.snapshot import CatalogSnapshot, Derived
 from solver.candidates import Rejection, Supply
 
@@ -44,6 +46,7 @@ OWNED_SUPPLIES: Derived[OwnedSupplies] = Derived("owned supplies", OwnedSupplies
 def owned_supplies(snapshot: CatalogSnapshot, utilization: float) -> tuple[list[Supply], list[Rejection]]:
     """Owned supplies for every GPU the sheets price, and why the others cannot be owned."""
     rows = snapshot.ownership
+    costs = snapshot.provider_costs.resolve(OWNED_PROVIDER)
     supplies: list[Supply] = []
     rejections: list[Rejection] = []
     for gpu_id, gpu in sorted(snapshot.gpus.items()):
@@ -86,6 +89,7 @@ def owned_supplies(snapshot: CatalogSnapshot, utilization: float) -> tuple[list[
                     network=owned_network(gpu, size),
                     usd_per_unit_hour=rate * size,
                     billing_increment_s=0,
+                    terms=terms_of(costs, gpu_id, spot=False),
                     price_source=source,
                     sheet_version=version,
                 )

@@ -21,6 +21,7 @@ __all__ = [
     "ChoiceOut",
     "ClassShare",
     "CostOut",
+    "DataOut",
     "EstimateOut",
     "FleetChoiceOut",
     "FleetCostOut",
@@ -32,8 +33,10 @@ __all__ = [
     "PlanOut",
     "PriceSheetUse",
     "PriceSheetsOut",
+    "PricingOptionOut",
     "RejectedGpu",
     "RejectionOut",
+    "ReliabilityOut",
     "ReplicaOut",
     "SavingOut",
     "ServingPlanOut",
@@ -114,21 +117,58 @@ class MemoryOut(msgspec.Struct, kw_only=True):
     breakdown: MemoryBreakdown
 
 
+class ReliabilityOut(msgspec.Struct, kw_only=True):
+    """Expected interruptions of the run and the checkpoint interval that minimises their cost."""
+
+    expected_interruptions: float
+    """Hardware interruptions expected over the run (GPUs × hours × rate)."""
+    expected_preemptions: float
+    """Spot preemptions expected over the run (0 on on-demand and owned capacity)."""
+    interruptions_per_gpu_hour: float
+    preemptions_per_instance_hour: float
+    checkpoint_interval_hours: float | None
+    """Hours of work between checkpoints (``None``: none before the end)."""
+    checkpoint_hours: float
+    """Time spent writing checkpoints."""
+    lost_hours: float
+    """Expected restarts plus work lost since the last checkpoint."""
+    setup_hours: float
+    method: str
+
+
+class DataOut(msgspec.Struct, kw_only=True):
+    """What the job moves and keeps (GB = 10⁹ bytes); the rules are in ``cost.assumptions``."""
+
+    dataset_gb: float
+    checkpoint_gb: float
+    checkpoints_kept: int
+    download_gb: float
+    """Downloaded into each instance at setup: the model weights and the dataset."""
+    egress_gb: float
+
+
 class EstimateOut(msgspec.Struct, kw_only=True):
-    """Hours to finish (the MILP optimises ``hours``; ``hours_band`` is its 10th-90th percentile range)."""
+    """Hours to finish: ``hours`` is the expected wall time (compute, setup, checkpoints and
+    interruptions; the MILP optimises it or the cost), ``hours_band`` its likely range."""
 
     hours: float
     hours_band: Band
+    compute_hours: float
+    """Hours of computing alone (the throughput model's answer)."""
     work: float
     work_unit: str
     throughput: ThroughputOut
     scaling: ScalingEstimate | None
     """How far a multi-GPU job keeps linear scaling, and what bounds it (``None`` on one GPU)."""
     memory: MemoryOut
+    reliability: ReliabilityOut
+    data: DataOut
 
 
 class CostOut(msgspec.Struct, kw_only=True):
-    """Total cost to complete: USD per hour of the whole configuration × billable hours."""
+    """The complete charge to finish the work: ``total_usd`` is the sum of ``breakdown`` (compute,
+    setup, checkpoints, failures, preemption, billing rounding, storage, data transfer), each with its
+    rule in ``assumptions``."""
 
     total_usd: float
     total_usd_band: Band
@@ -136,6 +176,25 @@ class CostOut(msgspec.Struct, kw_only=True):
     billable_hours: float
     billing_increment_s: int
     breakdown: dict[str, float]
+    assumptions: dict[str, str]
+
+
+class PricingOptionOut(msgspec.Struct, kw_only=True):
+    """The best configuration at one kind of price (on-demand, spot, owned), to compare side by side."""
+
+    pricing: Literal["on_demand", "spot", "owned"]
+    chosen: bool
+    gpu: str
+    gpu_count: int
+    provider: str | None
+    instance_type: str | None
+    hours: float
+    hours_band: Band
+    total_usd: float
+    total_usd_band: Band
+    breakdown: dict[str, float]
+    expected_interruptions: float
+    expected_preemptions: float
 
 
 class AlternativeOut(msgspec.Struct, kw_only=True):
@@ -214,6 +273,8 @@ class PlanOut(msgspec.Struct, kw_only=True, tag_field="plan_type", tag="job"):
     alternatives: list[AlternativeOut]
     rejected: list[RejectedGpu]
     pareto: list[ParetoPoint]
+    pricing_options: list[PricingOptionOut]
+    """The best feasible configuration per kind of price when more than one kind could run the job."""
     warnings: list[PlanWarning]
     """Reasons to doubt or watch the plan, each with a stable ``code``."""
     price_sheet: PriceSheetsOut

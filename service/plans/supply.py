@@ -1,7 +1,7 @@
 """What a plan can run on: rental supplies from the current offers, after the request's filters.
 
 Offers that differ only in price (same GPU, GPUs per instance, interconnect, network between
-instances, pricing and billing increment) are interchangeable for the planner, so the offers are grouped once per catalog snapshot
+instances, pricing, billing increment and the seller's costs beyond the hour) are interchangeable for the planner, so the offers are grouped once per catalog snapshot
 (:data:`SUPPLY_INDEX`), each group sorted by price, and a request takes the cheapest offer of each group
 that passes its filters. A plan's cost therefore grows with the number of distinct groups, not with the
 number of offers: a catalog ten or a hundred times larger, made of the same kinds of instances, plans in
@@ -19,6 +19,7 @@ from typing import Literal
 
 import msgspec
 
+from pricing.provider_costs import ResolvedCost, terms_of
 from service.catalog.gpu_names import resolve_gpu_names
 from service.db.snapshot import CatalogSnapshot, CurrentOffer, Derived
 from service.errors import InvalidParameter
@@ -51,6 +52,8 @@ class OfferGroup(msgspec.Struct, frozen=True, kw_only=True):
     interconnect: Interconnect
     network: Network
     billing_increment_s: int
+    costs: ResolvedCost | None
+    """The sellers' costs beyond the hour (equal for every offer of the group)."""
     offers: tuple[tuple[float, CurrentOffer], ...]
 
 
@@ -62,12 +65,17 @@ class SupplyIndex(msgspec.Struct, frozen=True, kw_only=True):
 def build_supply_index(snapshot: CatalogSnapshot) -> SupplyIndex:
     """Group the snapshot's offers by everything but price (on-demand and spot prices apart)."""
     grouped: dict[
-        tuple[Pricing, str, int, Interconnect, int, str, float], list[tuple[float, CurrentOffer]]
+        tuple[Pricing, str, int, Interconnect, int, str, float, tuple[float, ...]],
+        list[tuple[float, CurrentOffer]],
     ] = {}
+    costs: dict[tuple[float, ...], ResolvedCost | None] = {}
     spot_only: set[str] = set()
     has_on_demand: set[str] = set()
     for current in snapshot.offers:
         offer = current.offer
+        resolved = snapshot.provider_costs.resolve(offer.provider)
+        signature = () if resolved is None else tuple(resolved.values.values())
+        costs.setdefault(signature, resolved)
         prices: Sequence[tuple[Pricing, float | None]] = (
             ("on_demand", offer.price_per_hour_usd),
             ("spot", offer.spot_price_per_hour_usd),
@@ -83,6 +91,7 @@ def build_supply_index(snapshot: CatalogSnapshot) -> SupplyIndex:
                 offer.billing_increment_s,
                 offer.network_class,
                 offer.network_gbps,
+                signature,
             )
             grouped.setdefault(key, []).append((price, current))
         (spot_only if offer.price_per_hour_usd is None else has_on_demand).add(offer.gpu_id)
@@ -94,9 +103,12 @@ def build_supply_index(snapshot: CatalogSnapshot) -> SupplyIndex:
             interconnect=interconnect,
             network=members[0][1].offer.network,
             billing_increment_s=increment,
+            costs=costs[signature],
             offers=tuple(sorted(members, key=lambda m: (m[0], m[1].offer.offer_id))),
         )
-        for (pricing, gpu_id, count, interconnect, increment, _, _), members in sorted(grouped.items())
+        for (pricing, gpu_id, count, interconnect, increment, _, _, signature), members in sorted(
+            grouped.items()
+        )
     )
     return SupplyIndex(groups=groups, spot_only_gpus=frozenset(spot_only - has_on_demand))
 
@@ -181,6 +193,7 @@ def _rented(group: OfferGroup, price: float, current: CurrentOffer) -> tuple[Sup
         network=offer.network,
         usd_per_unit_hour=price,
         billing_increment_s=offer.billing_increment_s,
+        terms=terms_of(group.costs, offer.gpu_id, spot=group.pricing == "spot"),
         provider=offer.provider,
         instance_type=offer.instance_type,
         region=offer.region,

@@ -16,7 +16,13 @@ import duckdb
 import msgspec
 
 from pricing.offers import ParsedOffers, RentalOffer, SheetProblem
-from pricing.sheet_formats import SHEET_FORMATS, ParsedPrices, SheetContext, SheetFormat
+from pricing.sheet_formats import (
+    SHEET_FORMATS,
+    ParsedPrices,
+    ParsedProviderCosts,
+    SheetContext,
+    SheetFormat,
+)
 from service.db.sheet_versions import (
     OFFER_COLUMNS,
     SheetContent,
@@ -24,6 +30,7 @@ from service.db.sheet_versions import (
     latest_hash,
     next_version,
     ownership_sheet,
+    provider_costs_sheet,
     rental_sheet,
 )
 from service.db.snapshot import CatalogSnapshot
@@ -116,6 +123,8 @@ def _parse(
             return len(rows), rental_sheet(offers), problems
         case ParsedPrices(prices=prices, problems=problems):
             return len(rows), ownership_sheet(prices), problems
+        case ParsedProviderCosts(costs=costs, problems=problems):
+            return len(rows), provider_costs_sheet(costs), problems
 
 
 def _store(

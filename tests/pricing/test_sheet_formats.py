@@ -7,7 +7,14 @@ import json
 import pytest
 
 from pricing.offers import ParsedOffers
-from pricing.sheet_formats import FORMATS, SHEET_FORMATS, ParsedPrices, SheetContext, SheetFormat
+from pricing.sheet_formats import (
+    FORMATS,
+    SHEET_FORMATS,
+    ParsedPrices,
+    ParsedProviderCosts,
+    SheetContext,
+    SheetFormat,
+)
 from service.db.store import Store
 
 SHEETS = {
@@ -27,6 +34,7 @@ SHEETS = {
         }
     ).encode(),
     "cloud_catalog_csv": b"InstanceType,AcceleratorName,AcceleratorCount,Price,SpotPrice,Region\ng2,L4,1,0.7,0,us\n",
+    "provider_costs_csv": b"provider,provider_class,storage_usd_per_gb_month,source\nacme,neocloud,0.1,me\n",
     "ownership_csv": b"gpu,purchase_price_usd,source\nL4,2500,me\n",
 }
 
@@ -51,6 +59,8 @@ def test_each_format_parses_into_its_kind(name: SheetFormat, store: Store) -> No
     assert parsed.problems == []
     if spec.kind == "rental":
         assert isinstance(parsed, ParsedOffers) and [o.gpu_id for o in parsed.offers] == ["l4"]
+    elif spec.kind == "provider_costs":
+        assert isinstance(parsed, ParsedProviderCosts) and [c.provider for c in parsed.costs] == ["acme"]
     else:
         assert isinstance(parsed, ParsedPrices) and [p.gpu_id for p in parsed.prices] == ["l4"]
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from solver.charges import COMPUTE_ONLY_TERMS, NOTHING_MOVED
 from solver.config_grid import ConfigGrid, select
 
 _Supply = tuple[list[float | None], float, int, int, int]  # step hours, price, increment, group, gpu
@@ -94,20 +96,24 @@ def test_select_matches_the_scalar_loop(
             increment_s=increment,
             group=group,
             gpu=gpu,
+            terms=COMPUTE_ONLY_TERMS,
         )
-    picked = select(grid, deadline_hours=deadline, budget_usd=budget)
+    picked = select(grid, NOTHING_MOVED, deadline_hours=deadline, budget_usd=budget)
     kept, feasible, late, dear = _reference(supplies, deadline, budget)
     assert picked.kept == kept
     assert picked.feasible == feasible
     assert picked.deadline_rejections == sorted(late.values())
     assert picked.budget_rejections == sorted(dear.values())
-    for i in kept:  # the same floats as the loop
+    assert picked.charges is not None
+    for i in kept:  # the loop's cost: with nothing but compute, the price of the billable hours
         supply = grid.supply_of(i)
         _, price, increment, _, _ = supplies[supply]
         units = grid.units[i]
-        assert picked.cost[i] == price * units * _billable(grid.hours[i], increment)
+        assert picked.charges.total_usd[i] == pytest.approx(
+            price * units * _billable(grid.hours[i], increment)
+        )
 
 
 def test_an_empty_grid_selects_nothing() -> None:
-    picked = select(ConfigGrid(), deadline_hours=1.0, budget_usd=1.0)
+    picked = select(ConfigGrid(), NOTHING_MOVED, deadline_hours=1.0, budget_usd=1.0)
     assert picked.kept == [] and picked.feasible == 0

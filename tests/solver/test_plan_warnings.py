@@ -5,12 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+import numpy as np
 import pytest
 
 from solver.candidates import Candidate, Supply
+from solver.charges import (
+    COMPUTE_ONLY_TERMS,
+    NOTHING_MOVED,
+    ChargeSummary,
+    JobTerms,
+    SupplyTerms,
+    complete_charges,
+)
 from solver.memory import estimate_memory
 from solver.network import Network
-from solver.plan_warnings import candidate_warnings, cost_band, hours_band
+from solver.plan_warnings import candidate_warnings, complete_bands, hours_band
 from solver.scaling import ScalingEstimate
 from solver.throughput import Band, EfficiencyUsed, ThroughputEstimate
 from solver.workload import Workload, resolve_workload
@@ -20,7 +29,8 @@ FABRIC = Network(network_class="infiniband", gbps=3200.0, derived=True, rule="te
 
 
 def _candidate(*, hours: float = 10.0, units: int = 1, capacity: float = 400.0, network: Network = FABRIC,
-               confidence: str = "medium") -> Candidate:  # fmt: skip
+               confidence: str = "medium", terms: SupplyTerms = COMPUTE_ONLY_TERMS,
+               job_terms: JobTerms = NOTHING_MOVED) -> Candidate:  # fmt: skip
     job = resolve_workload(msgspec.convert({"kind": "fine_tune", "model": {"name": "Llama 3 8B"}}, Workload))
     throughput = ThroughputEstimate(
         value=1000.0, unit="tokens_per_s", provenance="derived", route="class_model", sources=[],
@@ -31,12 +41,17 @@ def _candidate(*, hours: float = 10.0, units: int = 1, capacity: float = 400.0, 
     )  # fmt: skip
     supply = Supply(
         supply_id="s", acquisition="rent", pricing="on_demand", gpu_id="h100-sxm", gpus_per_unit=2,
-        interconnect="nvlink", network=network, usd_per_unit_hour=10.0, billing_increment_s=3600,
+        interconnect="nvlink", network=network, usd_per_unit_hour=10.0, billing_increment_s=3600, terms=terms,
     )  # fmt: skip
+    charges = complete_charges(
+        np.array([hours]), np.array([float(units)]), np.array([2.0 * units]), np.array([10.0]), np.array([3600.0]),
+        [terms], np.array([1]), job_terms,
+    )  # fmt: skip
+    summary = ChargeSummary.of(charges, 0)
     return Candidate(
         supply=supply, units=units, gpu_count=2 * units, tp=1, sharding="none", recompute="none",
-        memory=estimate_memory(job), capacity_gib=capacity, throughput=throughput, hours=hours,
-        billable_hours=hours, usd_per_hour=10.0 * units, cost_usd=10.0 * units * hours,
+        memory=estimate_memory(job), capacity_gib=capacity, throughput=throughput, compute_hours=hours,
+        hours=summary.wall_hours, usd_per_hour=10.0 * units, cost_usd=summary.total_usd, charges=summary,
     )  # fmt: skip
 
 
@@ -65,6 +80,34 @@ def test_bands_bracket_the_central_hours_and_cost() -> None:
     low, high = hours_band(work, candidate.throughput)
     assert low < candidate.hours < high
     assert low == pytest.approx(candidate.hours / 1.25) and high == pytest.approx(candidate.hours / 0.8)
-    cost_low, cost_high = cost_band(candidate, (low, high))
+    (wall_low, wall_high), (cost_low, cost_high) = complete_bands(candidate)
+    assert (wall_low, wall_high) == pytest.approx((low, high))  # compute only: the throughput band
     assert cost_low <= candidate.cost_usd <= cost_high
     assert cost_high == pytest.approx(candidate.usd_per_hour * 13)  # 12.5 h billed by the hour
+
+
+SPOT = msgspec.structs.replace(
+    COMPUTE_ONLY_TERMS, startup_hours=0.1, download_gbps=10.0, checkpoint_write_gbps=8.0,
+    storage_usd_per_gb_month=0.1, interruptions_per_gpu_hour=2e-5, restart_hours=0.2,
+)  # fmt: skip
+TRAINING = JobTerms(
+    download_gb=100.0, dataset_gb=50.0, checkpoint_gb=200.0, checkpoints_kept=2, egress_gb=20.0,
+    checkpoint_every_hours=None, loses_work=True,
+)  # fmt: skip
+
+
+def test_preemptions_widen_the_band_around_the_expected_hours_and_cost() -> None:
+    steady = _candidate(hours=100.0, terms=SPOT, job_terms=TRAINING)
+    spot = _candidate(
+        hours=100.0, terms=msgspec.structs.replace(SPOT, preemptions_per_hour=0.05), job_terms=TRAINING
+    )
+    (steady_low, steady_high), (steady_cost_low, steady_cost_high) = complete_bands(steady)
+    (spot_low, spot_high), (spot_cost_low, spot_cost_high) = complete_bands(spot)
+    for candidate, low, high, cost_low, cost_high in (
+        (steady, steady_low, steady_high, steady_cost_low, steady_cost_high),
+        (spot, spot_low, spot_high, spot_cost_low, spot_cost_high),
+    ):
+        assert low < candidate.hours < high and cost_low < candidate.cost_usd < cost_high
+    assert spot.charges.preemptions == pytest.approx(0.05 * (100 + spot.charges.checkpoint_hours))
+    assert spot_high - spot_low > steady_high - steady_low
+    assert spot.cost_usd > steady.cost_usd

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -176,8 +177,11 @@ def test_one_hot_milp_equals_argmin(points: list[tuple[float, float]], deadline:
     )
     template = base.candidates[0]
     candidates = [
-        Candidate(
-            **{**{f: getattr(template, f) for f in template.__struct_fields__}, "cost_usd": c, "hours": h}
+        msgspec.structs.replace(
+            template,
+            cost_usd=c,
+            hours=h,
+            charges=msgspec.structs.replace(template.charges, total_usd=c, wall_hours=h, deadline_hours=h),
         )
         for c, h in points
     ]

@@ -137,8 +137,15 @@ def test_bands_bracket_hours_and_cost(plans: dict[str, dict[str, Any]], name: st
     # the throughput band is what the hours band inverts: the faster end finishes first
     band = estimate["throughput"]["band"]
     assert band["low"] <= estimate["throughput"]["value"] <= band["high"]
-    assert estimate["hours_band"]["low"] == pytest.approx(estimate["work"] / band["high"] / 3600)
-    assert estimate["hours_band"]["high"] == pytest.approx(estimate["work"] / band["low"] / 3600)
+    assert estimate["compute_hours"] == pytest.approx(
+        estimate["work"] / estimate["throughput"]["value"] / 3600
+    )
+    # ... then setup and checkpoints are added at both ends, interruptions at the high end
+    reliability = estimate["reliability"]
+    compute_low, compute_high = estimate["work"] / band["high"] / 3600, estimate["work"] / band["low"] / 3600
+    overhead = reliability["setup_hours"] + reliability["checkpoint_hours"]
+    assert compute_low + reliability["setup_hours"] <= estimate["hours_band"]["low"] <= compute_low + overhead
+    assert estimate["hours_band"]["high"] >= compute_high + overhead + reliability["lost_hours"]
 
 
 @pytest.mark.parametrize("name", PLANS)

@@ -46,12 +46,24 @@ def test_lora_plan_is_costed_explained_and_stored(client: Client) -> None:
     assert (
         estimate["throughput"]["provenance"] in ("measured", "derived") and estimate["throughput"]["sources"]
     )
-    # cost = price per instance-hour x instances x billable hours, billable rounded up to the increment
-    assert cost["billable_hours"] >= estimate["hours"]
-    assert cost["total_usd"] == pytest.approx(
+    # the instance-hours billed: price per instance-hour x instances x the wall hours rounded up to the
+    # increment, wall hours being compute + setup + checkpoints + interruptions; the total adds the rest
+    assert cost["billable_hours"] >= estimate["hours"] > estimate["compute_hours"]
+    hourly = (
+        "compute_usd",
+        "setup_usd",
+        "checkpoint_usd",
+        "failures_usd",
+        "preemption_usd",
+        "billing_rounding_usd",
+    )
+    assert sum(cost["breakdown"][k] for k in hourly) == pytest.approx(
         offer["price_per_hour_usd"] * choice["instances"] * cost["billable_hours"]
     )
-    assert estimate["hours"] == pytest.approx(2_000_000_000 / estimate["throughput"]["value"] / 3600)
+    assert cost["total_usd"] == pytest.approx(sum(cost["breakdown"].values()))
+    assert set(cost["breakdown"]) == {*hourly, "storage_usd", "data_transfer_usd"}
+    assert set(cost["assumptions"]) == {*cost["breakdown"], "provider_costs"}
+    assert estimate["compute_hours"] == pytest.approx(2_000_000_000 / estimate["throughput"]["value"] / 3600)
     # the choice is the cheapest point of the Pareto front and no alternative is cheaper
     assert cost["total_usd"] == pytest.approx(min(p["cost_usd"] for p in plan["pareto"]))
     assert all(a["cost_usd"] >= cost["total_usd"] - 1e-6 and a["why"] for a in plan["alternatives"])

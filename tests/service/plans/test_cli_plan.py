@@ -80,3 +80,35 @@ def test_plan_json_on_stdout_is_only_json_in_a_fresh_process(
     )
     assert json.loads(done.stdout)["plan_id"].startswith("pl-")
     assert b"Running HiGHS" not in done.stdout + done.stderr
+
+
+def test_plan_prints_the_breakdown_that_adds_up_and_spot_beside_on_demand(
+    cli_db: str, body_file: Callable[[object], str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    spot = {
+        "kind": "train",
+        "model": {"name": "Llama 3.1 8B"},
+        "batch_size": 4,
+        "seq_len": 4096,
+        "tokens": 200_000_000_000,
+        "constraints": {"spot": True, "deadline_hours": 1000},
+        "reliability": {"preemptions_per_hour": 0.05},
+    }
+    assert main(["plan", body_file(spot), "--db", cli_db]) == 0
+    out = capsys.readouterr().out
+    lines = {line.split("  ")[0].strip(): line for line in out.splitlines()}
+    parts = (
+        "compute",
+        "setup",
+        "checkpoint",
+        "failures",
+        "preemption",
+        "billing rounding",
+        "storage",
+        "data transfer",
+    )
+    dollars = [float(lines[p].split("$")[1].split()[0].replace(",", "")) for p in parts]
+    total = float(lines["total"].split("$")[1].split()[0].replace(",", ""))
+    assert sum(dollars) == pytest.approx(total, abs=0.05)  # cents rounded per line
+    assert "preemptions expected" in out and "checkpoint every" in out
+    assert "by kind of price" in out and "on-demand" in out and "spot" in out

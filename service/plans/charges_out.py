@@ -1,0 +1,176 @@
+"""The complete charge of a job plan as the API shows it: the breakdown with the rule behind every
+part (``cost.assumptions``), the reliability estimate, the data moved, and on-demand, spot and owned
+side by side."""
+
+from __future__ import annotations
+
+from pricing.provider_costs import OWNED_PROVIDER, ResolvedCost
+from service.db.snapshot import CatalogSnapshot
+from service.plans.schemas import CostOut, DataOut, PricingOptionOut, ReliabilityOut
+from solver.candidates import Candidate
+from solver.charges import DEADLINE_CONFIDENCE, HOURS_PER_MONTH, JobTerms
+from solver.job_terms import JobTermsWithRules
+from solver.observations import gpu_generation
+from solver.plan_warnings import complete_bands
+from solver.planner import PlanResult
+from solver.reliability import interruption_rate
+from solver.throughput import Band
+
+__all__ = ["cost_out", "data_out", "pricing_options", "reliability_out"]
+
+_METHOD = (
+    "expected interruptions = rate × GPUs × (compute + checkpoint hours); each costs the restart plus "
+    "half a checkpoint interval of lost work; the interval minimises the expected total (Young 1974, "
+    "Daly 2006: √(2·δ·M) refined) unless the workload fixes it; the deadline is checked with the "
+    f"{DEADLINE_CONFIDENCE:.0%} quantile of a Poisson number of interruptions"
+)
+
+
+def _rates(c: Candidate, job: JobTerms) -> tuple[float, float, str]:
+    """(interruptions per GPU-hour, preemptions per instance-hour, the rate's source) of a candidate."""
+    terms = c.supply.terms
+    if job.interruptions_per_gpu_hour is not None:
+        rate, source = job.interruptions_per_gpu_hour, "given in reliability.interruptions_per_gpu_hour"
+    else:
+        rate = terms.interruptions_per_gpu_hour
+        row = interruption_rate(gpu_generation(c.supply.gpu_id))
+        source = row.source
+        if c.units == 1:
+            rate *= 1 - terms.network_interruption_share
+            source += (
+                f"; inside one instance, less the network's {terms.network_interruption_share:.0%} share"
+            )
+    preemptions = terms.preemptions_per_hour
+    if job.preemptions_per_hour is not None and preemptions > 0:
+        preemptions = job.preemptions_per_hour
+    return rate, preemptions, source
+
+
+def reliability_out(c: Candidate, job: JobTerms) -> ReliabilityOut:
+    rate, preemptions, _ = _rates(c, job)
+    s = c.charges
+    return ReliabilityOut(
+        expected_interruptions=s.interruptions,
+        expected_preemptions=s.preemptions,
+        interruptions_per_gpu_hour=rate,
+        preemptions_per_instance_hour=preemptions,
+        checkpoint_interval_hours=s.checkpoint_interval_hours,
+        checkpoint_hours=s.checkpoint_hours,
+        lost_hours=s.lost_hours,
+        setup_hours=s.setup_hours,
+        method=_METHOD,
+    )
+
+
+def data_out(job: JobTerms) -> DataOut:
+    return DataOut(
+        dataset_gb=job.dataset_gb,
+        checkpoint_gb=job.checkpoint_gb,
+        checkpoints_kept=job.checkpoints_kept,
+        download_gb=job.download_gb,
+        egress_gb=job.egress_gb,
+    )
+
+
+def _seller(snapshot: CatalogSnapshot, c: Candidate) -> ResolvedCost | None:
+    return snapshot.provider_costs.resolve(c.supply.provider or OWNED_PROVIDER)
+
+
+def _source(seller: ResolvedCost | None, field: str) -> str:
+    return "no provider-costs sheet: 0" if seller is None else seller.sources[field]
+
+
+def _assumptions(c: Candidate, job: JobTermsWithRules, seller: ResolvedCost | None) -> dict[str, str]:
+    terms, s, j, rules = c.supply.terms, c.charges, job.terms, job.rules
+    rate, preemptions, rate_source = _rates(c, j)
+    interval = (
+        "none before the end"
+        if s.checkpoint_interval_hours is None
+        else f"every {s.checkpoint_interval_hours:,.2f} h of work "
+        + ("(given)" if j.checkpoint_every_hours is not None else "(Young/Daly optimum)")
+    )
+    spot = c.supply.pricing == "spot"
+    return {
+        "provider_costs": "no provider-costs sheet: compute only" if seller is None else seller.citation,
+        "compute_usd": f"${c.usd_per_hour:,.2f}/h × {c.compute_hours:,.2f} compute hours (throughput model)",
+        "setup_usd": (
+            f"{terms.startup_hours * 60:g} min to start ({_source(seller, 'startup_minutes')}) + "
+            f"{j.download_gb:,.2f} GB (model: {rules['model_download_gb']}; dataset: {rules['dataset_gb']}) "
+            f"at {terms.download_gbps:g} Gbit/s ({_source(seller, 'download_gbps')})"
+        ),
+        "checkpoint_usd": (
+            f"checkpoints of {j.checkpoint_gb:,.2f} GB ({rules['checkpoint_gb']}) written at "
+            f"{terms.checkpoint_write_gbps:g} Gbit/s per instance ({_source(seller, 'checkpoint_write_gbps')}), "
+            f"{interval}"
+        ),
+        "failures_usd": (
+            f"{rate:.3g} interruptions per GPU-hour ({rate_source}) × {c.gpu_count} GPUs → "
+            f"{s.interruptions:,.3f} expected; each a {terms.restart_hours * 60 if j.restart_hours is None else j.restart_hours * 60:g}-min "
+            "restart plus half an interval of lost work"
+        ),
+        "preemption_usd": (
+            f"{preemptions:g} preemptions per instance-hour ({_source(seller, 'preemptions_per_hour')}) → "
+            f"{s.preemptions:,.3f} expected; each a new instance's start, the restart and half an interval"
+            if spot
+            else f"{c.supply.pricing.replace('_', '-')} capacity is not preempted"
+        ),
+        "billing_rounding_usd": (
+            f"{s.wall_hours:,.3f} wall hours billed as {s.billable_hours:,.3f} "
+            f"({c.supply.billing_increment_s} s increments)"
+            if c.supply.billing_increment_s > 0
+            else "busy hours are not rounded"
+        ),
+        "storage_usd": (
+            f"({j.dataset_gb:,.2f} GB dataset + {j.checkpoints_kept} × {j.checkpoint_gb:,.2f} GB checkpoints) × "
+            f"${terms.storage_usd_per_gb_month:g}/GB-month ({_source(seller, 'storage_usd_per_gb_month')}) × "
+            f"{s.wall_hours:,.2f} h / {HOURS_PER_MONTH:g} h"
+        ),
+        "data_transfer_usd": (
+            f"{c.units} × {j.download_gb:,.2f} GB in at ${terms.ingress_usd_per_gb:g}/GB "
+            f"({_source(seller, 'ingress_usd_per_gb')}) + {j.egress_gb:,.2f} GB out ({rules['egress_gb']}) at "
+            f"${terms.egress_usd_per_gb:g}/GB ({_source(seller, 'egress_usd_per_gb')})"
+        ),
+    }
+
+
+def cost_out(c: Candidate, job: JobTermsWithRules, snapshot: CatalogSnapshot) -> CostOut:
+    _, (low, high) = complete_bands(c)
+    return CostOut(
+        total_usd=c.cost_usd,
+        total_usd_band=Band(low=low, high=high),
+        usd_per_hour=c.usd_per_hour,
+        billable_hours=c.billable_hours,
+        billing_increment_s=c.supply.billing_increment_s,
+        breakdown=dict(c.charges.breakdown),
+        assumptions=_assumptions(c, job, _seller(snapshot, c)),
+    )
+
+
+def pricing_options(result: PlanResult) -> list[PricingOptionOut]:
+    """The best of each kind of price, when more than one kind could run the job."""
+    if len(result.by_pricing) < 2:
+        return []
+    options = []
+    for pricing in ("on_demand", "spot", "owned"):
+        c = result.by_pricing.get(pricing)
+        if c is None:
+            continue
+        (hours_low, hours_high), (cost_low, cost_high) = complete_bands(c)
+        options.append(
+            PricingOptionOut(
+                pricing=c.supply.pricing,
+                chosen=c is result.choice,
+                gpu=c.supply.gpu_id,
+                gpu_count=c.gpu_count,
+                provider=c.supply.provider,
+                instance_type=c.supply.instance_type,
+                hours=c.hours,
+                hours_band=Band(low=hours_low, high=hours_high),
+                total_usd=c.cost_usd,
+                total_usd_band=Band(low=cost_low, high=cost_high),
+                breakdown=dict(c.charges.breakdown),
+                expected_interruptions=c.charges.interruptions,
+                expected_preemptions=c.charges.preemptions,
+            )
+        )
+    return options
