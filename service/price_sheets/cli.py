@@ -8,12 +8,14 @@ from typing import Any
 
 from tabulate import tabulate
 
+from pricing.provider_costs import PROVIDER_CLASSES
 from pricing.sheet_formats import FORMATS
 from service.console import print_json
 from service.db.store import Store
 from service.errors import InvalidParameter
 from service.price_sheets.history import list_versions, offer_history
 from service.price_sheets.importer import import_sheet
+from service.price_sheets.providers import list_providers
 from service.price_sheets.refresh import Refresher
 from service.price_sheets.schemas import SheetReport
 from service.price_sheets.sources import load_sources, validate_source_name
@@ -126,9 +128,34 @@ def _cmd_history(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_providers(args: argparse.Namespace) -> int:
+    with Store.open(args.db) as store:
+        page = list_providers(store.snapshot, args.provider_class)
+    if args.json:
+        print_json(page)
+        return 0
+    short = [
+        "storage $/GB-mo",
+        "egress $/GB",
+        "ingress $/GB",
+        "start min",
+        "download Gb/s",
+        "ckpt Gb/s",
+        "preempt/h",
+    ]
+    rows = [
+        (p.provider, p.provider_class, p.offers, *(f"{p.values[f]:g}" + ("" if p.origins[f].endswith("default") else "*")
+                                                   for f in page.figures))
+        for p in page.items
+    ]  # fmt: skip
+    print(tabulate(rows, headers=["provider", "class", "offers", *short]))
+    print("\n* the provider's published figure; others are its class default (GET /v1/providers cites both)")
+    return 0
+
+
 def register(sub: Any) -> None:
     """Add ``gpuplan prices …`` to the CLI's subparsers."""
-    prices = sub.add_parser("prices", help="price sheets: import, refresh, history")
+    prices = sub.add_parser("prices", help="price sheets: import, refresh, history, providers")
     actions = prices.add_subparsers(dest="prices_command", required=True)
     imp = actions.add_parser("import", help="import a sheet file as a new version of a source")
     imp.add_argument("file")
@@ -148,3 +175,10 @@ def register(sub: Any) -> None:
     history.add_argument("--limit", type=int, default=50)
     history.add_argument("--db", default=argparse.SUPPRESS)
     history.set_defaults(func=_cmd_history)
+    providers = actions.add_parser(
+        "providers", help="each provider's costs beyond the hour, as plans charge them"
+    )
+    providers.add_argument("--class", dest="provider_class", choices=PROVIDER_CLASSES)
+    providers.add_argument("--db", default=argparse.SUPPRESS)
+    providers.add_argument("--json", action="store_true")
+    providers.set_defaults(func=_cmd_providers)

@@ -16,6 +16,7 @@ from service.db.store import Store
 from service.http import MAX_UPLOAD_BYTES, Limit, Offset, allow_header_handler, require_admin
 from service.price_sheets.history import get_version, list_versions, offer_history
 from service.price_sheets.importer import import_sheet
+from service.price_sheets.providers import list_providers_handler
 from service.price_sheets.refresh import Refresher
 from service.price_sheets.schemas import (
     OfferHistory,
@@ -167,5 +168,6 @@ ROUTES: Final[tuple[HTTPRouteHandler, ...]] = (
     offer_history_handler,
     refresh_status_handler,
     refresh_now_handler,
+    list_providers_handler,
 )
 """The price-sheet handlers, in registration order."""
