@@ -19,7 +19,7 @@ from typing import Literal
 
 import msgspec
 
-from service.catalog.gpu_names import resolve_gpu_names
+from service.catalog.gpu_names import resolve_gpu_names, resolve_slice
 from service.db.snapshot import CatalogSnapshot, CurrentOffer, Derived
 from service.errors import InvalidParameter
 from service.plans.schemas import OfferRef
@@ -120,11 +120,17 @@ def _known_names(values: Sequence[str] | None, known: frozenset[str], field: str
 
 
 def _gpu_ids(snapshot: CatalogSnapshot, names: Sequence[str] | None, field: str) -> frozenset[str] | None:
+    """The GPUs ``names`` denote, with the MIG slices of each (a name may also be one slice's)."""
     if names is None:
         return None
     ids: set[str] = set()
     for i, name in enumerate(names):
-        ids.update(resolve_gpu_names(snapshot, name, field=f"{field}[{i}]"))
+        slice_id = resolve_slice(snapshot, name)
+        if slice_id is not None:
+            ids.add(slice_id)
+        else:
+            ids.update(resolve_gpu_names(snapshot, name, field=f"{field}[{i}]"))
+    ids.update(s.gpu_id for s in snapshot.mig_slices.values() if s.parent_gpu_id in ids)
     return frozenset(ids)
 
 
