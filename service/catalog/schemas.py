@@ -106,6 +106,8 @@ class OfferOut(msgspec.Struct, kw_only=True):
     source: str
     sheet_source: str
     sheet_version: int
+    mig_profile: str | None = None
+    """Set when the offer rents MIG slices of ``gpu_id`` (``gpus_per_instance`` counts slices)."""
 
 
 class OfferPage(msgspec.Struct, kw_only=True):

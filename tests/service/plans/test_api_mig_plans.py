@@ -4,14 +4,17 @@ training; the choice says which slices on how many GPUs, and what a slice costs.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from litestar.testing import TestClient
 
+from service.app import create_app
 from service.cli import main
 from service.db.store import Store
+from service.settings import Settings
 
 Client = TestClient[Any]
 SMALL_AT_LOW_RATE = {
@@ -116,3 +119,70 @@ def test_the_cli_says_which_slices_on_which_gpu(
     assert main(["plan", str(path), "--db", cli_db]) == 0
     out = capsys.readouterr().out
     assert "on one owned B200" in out and "× 1g." in out
+
+
+TOKEN = "test-admin-token-0123456789"
+SLICE_SHEET = """provider,instance_type,gpu,gpus_per_instance,region,price_per_hour_usd,mig_profile
+sliceco,s.h100.1g,H100 SXM,1,eu-1,0.30,1g.20gb
+sliceco,s.h100.whole,H100 SXM,1,eu-1,2.50,
+"""
+
+
+@pytest.fixture(scope="module")
+def sliced() -> Iterator[Client]:
+    """A store of its own with a sheet that rents H100 slices."""
+    store = Store.open(":memory:")
+    with TestClient(create_app(Settings(db_path=":memory:", admin_token=TOKEN), store=store)) as client:
+        response = client.post(
+            "/v1/price-sheets",
+            params={"source": "sliceco", "format": "rental_csv"},
+            content=SLICE_SHEET.encode(),
+            headers={"Authorization": f"Bearer {TOKEN}"},
+        )
+        assert response.status_code == 201, response.text
+        yield client
+    store.close()
+
+
+def test_a_rented_slice_offer_is_listed_with_its_profile(sliced: Client) -> None:
+    offers = sliced.get("/v1/offers", params={"provider": "sliceco"}).json()["items"]
+    by_type = {o["instance_type"]: o for o in offers}
+    assert by_type["s.h100.1g"]["mig_profile"] == "1g.20gb" and by_type["s.h100.1g"]["gpu_id"] == "h100-sxm"
+    assert by_type["s.h100.1g"]["interconnect"] == "none" and by_type["s.h100.whole"]["mig_profile"] is None
+
+
+def test_serving_rents_the_slice_when_it_is_cheaper(sliced: Client) -> None:
+    body = {**SMALL_AT_LOW_RATE, "acquisition": "rent", "constraints": {"providers": ["sliceco"]}}
+    plan = sliced.post("/v1/plans", json=body).json()
+    (replica,) = plan["choice"]["replicas"]
+    assert replica["gpu"] == "h100-sxm-mig-1g-20gb" and replica["acquisition"] == "rent"
+    assert replica["offer"]["instance_type"] == "s.h100.1g"
+    mig = replica["mig"]
+    assert mig["parent_gpus"] is None and mig["summary"].endswith("H100 SXM GPUs rented from sliceco")
+
+
+def test_training_never_rents_slices(sliced: Client) -> None:
+    body = {
+        "kind": "fine_tune",
+        "model": {"name": "Llama 3.2 1B"},
+        "method": "lora",
+        "tokens": 10**7,
+        "acquisition": "rent",
+        "constraints": {"providers": ["sliceco"]},
+    }
+    plan = sliced.post("/v1/plans", json=body).json()
+    assert plan["choice"]["gpu"] == "h100-sxm" and plan["choice"]["offer"]["instance_type"] == "s.h100.whole"
+
+
+def test_a_profile_the_gpu_lacks_is_a_row_problem(sliced: Client) -> None:
+    bad = "provider,instance_type,gpu,gpus_per_instance,region,price_per_hour_usd,mig_profile\n"
+    bad += "sliceco,s.x,H100 SXM,1,eu-1,0.05,1g.23gb\n"
+    response = sliced.post(
+        "/v1/price-sheets",
+        params={"source": "sliceco2", "format": "rental_csv"},
+        content=bad.encode(),
+        headers={"Authorization": f"Bearer {TOKEN}"},
+    )
+    assert response.status_code == 422
+    ((problem,),) = [response.json()["problems"]]
+    assert problem["line"] == 2 and problem["column"] == "mig_profile" and "1g.10gb" in problem["reason"]
