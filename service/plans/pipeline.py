@@ -56,17 +56,16 @@ def _supplies(snapshot: CatalogSnapshot, request: PlanRequest, filters: SupplyFi
         if request.acquisition in ("rent", "either")
         else SupplySet(supplies=[], rejections=[], passed_over=0, offers={})
     )
-    slices = snapshot.mig_slices if request.kind in INFERENCE_KINDS else {}
-    if not slices and snapshot.mig_slices and any(s.gpu_id in snapshot.mig_slices for s in rented.supplies):
+    slices = snapshot.mig_slices
+    training = request.kind not in INFERENCE_KINDS  # slices serve inference only
+    if training and any(s.gpu_id in slices for s in rented.supplies):
         rented = msgspec.structs.replace(
-            rented, supplies=[s for s in rented.supplies if s.gpu_id not in snapshot.mig_slices]
+            rented, supplies=[s for s in rented.supplies if s.gpu_id not in slices]
         )
     if request.acquisition not in ("own", "either"):
         return rented
     owned, rejections = snapshot.derive(OWNED_SUPPLIES).at(request.owned_utilization)
-    kept = (
-        s for s in owned if filters.keeps_gpu(s.gpu_id) and (s.gpu_id in slices or s.gpu_id in snapshot.gpus)
-    )
+    kept = (s for s in owned if filters.keeps_gpu(s.gpu_id) and not (training and s.gpu_id in slices))
     return msgspec.structs.replace(
         rented, supplies=[*rented.supplies, *kept], rejections=[*rented.rejections, *rejections]
     )
