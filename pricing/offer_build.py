@@ -10,8 +10,9 @@ from pricing.interconnect import derive_interconnect
 from pricing.network import derive_network, network_from_sheet
 from pricing.offers import RentalOffer, offer_id_for
 from solver.gpus import GpuSpec, Interconnect, gpu_id_for
+from solver.mig import SliceSpec, slice_id
 
-__all__ = ["build_offer", "resolve_gpu"]
+__all__ = ["build_offer", "mig_profile_of", "resolve_gpu"]
 
 
 def resolve_gpu(
@@ -25,6 +26,20 @@ def resolve_gpu(
     if gpu is None:
         raise SheetRowError(column, f"alias points at {canonical!r}, which is not in the GPU catalog")
     return gpu
+
+
+def mig_profile_of(gpu: GpuSpec, text: str, slices: Mapping[str, SliceSpec]) -> str | None:
+    """The MIG profile a sheet's ``mig_profile`` cell names for ``gpu`` (``MIG 1g.10gb`` and
+    ``1g.10gb`` alike; ``None`` when empty), or a row problem naming the column when ``gpu`` has no
+    such profile."""
+    profile = text.strip().lower().removeprefix("mig").strip(" -_")
+    if not profile:
+        return None
+    if slice_id(gpu.gpu_id, profile) not in slices:
+        known = sorted(s.mig_profile for s in slices.values() if s.parent_gpu_id == gpu.gpu_id)
+        listed = f"its profiles: {', '.join(known)}" if known else "it has no MIG profiles"
+        raise SheetRowError("mig_profile", f"{gpu.name} has no MIG profile {text.strip()!r}; {listed}")
+    return profile
 
 
 def build_offer(
@@ -47,10 +62,20 @@ def build_offer(
     reserved_3y: float | None,
     increment: int,
     source: str,
+    mig_profile: str | None = None,
 ) -> RentalOffer:
+    """The offer of one row; with ``mig_profile``, of ``count`` MIG slices of ``gpu`` (never linked to
+    each other: interconnect ``none``)."""
     if price is None and spot is None:
         raise SheetRowError("price_per_hour_usd", "neither an on-demand nor a spot price")
-    if interconnect is None:
+    derived: Interconnect
+    if mig_profile is not None:
+        if interconnect not in (None, "none"):
+            raise SheetRowError(
+                "interconnect", f"MIG slices are not linked to each other, got {interconnect!r}"
+            )
+        derived, rule = "none", f"MIG {mig_profile} slices: no GPU interconnect between slices"
+    elif interconnect is None:
         derived, rule = derive_interconnect(gpu, count, instance_type)
     else:
         if count == 1 and interconnect != "none":
@@ -64,8 +89,9 @@ def build_offer(
         derive_network(provider, instance_type, gpu, count, accelerator=gpu_name),
         gpus_per_instance=count,
     )
+    named = gpu_name if mig_profile is None else f"{gpu_name} MIG {mig_profile}"
     return RentalOffer(
-        offer_id=offer_id_for(provider, instance_type, region, gpu_name, count),
+        offer_id=offer_id_for(provider, instance_type, region, named, count),
         provider=provider,
         instance_type=instance_type,
         region=region,
@@ -76,7 +102,7 @@ def build_offer(
         vcpus=vcpus,
         host_memory_gib=host_memory,
         interconnect=derived,
-        interconnect_derived=interconnect is None,
+        interconnect_derived=interconnect is None and mig_profile is None,
         interconnect_rule=rule,
         network_class=network.network_class,
         network_gbps=network.gbps,
@@ -88,4 +114,5 @@ def build_offer(
         source=source,
         reserved_1y_price_per_hour_usd=reserved_1y,
         reserved_3y_price_per_hour_usd=reserved_3y,
+        mig_profile=mig_profile,
     )

@@ -13,7 +13,9 @@ Formats (``format=``):
     least an on-demand or a spot price), ``billing_increment_s`` (default 60), and optionally
     ``gpu_memory_gib``, ``vcpus``, ``memory_gib``, ``network_class``
     (``none|ethernet|roce|infiniband|efa|gpudirect_tcpx``) and ``network_gbps`` (the instance's
-    bandwidth to other instances; empty: derived by the rules of :mod:`pricing.network`).
+    bandwidth to other instances; empty: derived by the rules of :mod:`pricing.network`), and
+    ``mig_profile`` (``1g.10gb``: the row rents ``gpus_per_instance`` MIG slices of that profile of
+    ``gpu``, never linked to each other; a profile the GPU lacks is a row problem).
 ``cloud_catalog_csv``
     A SkyPilot catalog ``vms.csv``: ``InstanceType, AcceleratorName, AcceleratorCount, vCPUs,
     MemoryGiB, GpuInfo, Price, SpotPrice, Region, AvailabilityZone``; the provider is the one given
@@ -43,7 +45,7 @@ from pricing.aliases import AliasTable, NameContext
 from pricing.cells import cell_choice, cell_count, cell_float, cell_text
 from pricing.errors import SheetRowError
 from pricing.interconnect import INTERCONNECTS, interconnect_named
-from pricing.offer_build import build_offer, resolve_gpu
+from pricing.offer_build import build_offer, mig_profile_of, resolve_gpu
 from pricing.offers import (
     DEFAULT_BILLING_INCREMENT_S,
     ParsedOffers,
@@ -56,6 +58,7 @@ from pricing.ownership import OwnershipPrice
 from pricing.provider_costs import ParsedProviderCosts, parse_provider_costs
 from pricing.sheet_rows import SheetRows, read_table
 from solver.gpus import GpuSpec
+from solver.mig import SliceSpec
 
 __all__ = [
     "FORMATS",
@@ -83,6 +86,8 @@ class SheetContext(msgspec.Struct, frozen=True, kw_only=True):
     provider: str | None
     aliases: AliasTable
     gpus: Mapping[str, GpuSpec]
+    mig_slices: Mapping[str, SliceSpec] = msgspec.field(default_factory=dict)
+    """The MIG slices a rental row's ``mig_profile`` may name, by slice id."""
 
 
 class ParsedPrices(msgspec.Struct, frozen=True, kw_only=True):
@@ -116,6 +121,7 @@ def _parse_rental(rows: SheetRows, sheet: SheetContext) -> ParsedOffers:
         )
         gpu = resolve_gpu(sheet.aliases, sheet.gpus, gpu_name, context, "gpu")
         choice = cell_choice(row, "interconnect", INTERCONNECTS)
+        mig_profile = mig_profile_of(gpu, cell_text(row, "mig_profile"), sheet.mig_slices)
         return build_offer(
             provider=row_provider,
             instance_type=instance_type,
@@ -135,6 +141,7 @@ def _parse_rental(rows: SheetRows, sheet: SheetContext) -> ParsedOffers:
             reserved_3y=cell_float(row, "reserved_3y_price_per_hour_usd", positive=True),
             increment=cell_count(row, "billing_increment_s", default=DEFAULT_BILLING_INCREMENT_S),
             source=sheet.source,
+            mig_profile=mig_profile,
         )
 
     return collect_offers(rows, sheet.file, parse)

@@ -36,6 +36,7 @@ from typing import Final
 import msgspec
 
 from solver.gpus import GpuSpec
+from solver.mig import SliceSpec
 from solver.observations import gpu_generation
 from solver.workcost import PrecisionClass
 
@@ -220,6 +221,27 @@ def _hardware(gpu: GpuSpec, catalog: tuple[tuple[str, GpuSpec], ...]) -> Hardwar
     )
 
 
+def _slice_hardware(gpu: SliceSpec, parent: Hardware) -> Hardware:
+    """A MIG slice runs as its parent does (generation, family, measured MAMF, power factor) on the
+    compute and memory-bandwidth shares of its profile, with the profile's memory."""
+    return msgspec.structs.replace(
+        parent,
+        gpu_id=gpu.gpu_id,
+        family=parent.family or parent.gpu_id,
+        bf16_tflops=parent.bf16_tflops * gpu.compute_fraction,
+        bandwidth_tbps=parent.bandwidth_tbps * gpu.memory_fraction,
+        memory_gib=gpu.memory_gib,
+        basis=(
+            f"MIG {gpu.mig_profile} of {parent.gpu_id}: {gpu.compute_fraction:.3f} of its SMs and "
+            f"{gpu.memory_fraction:.3f} of its memory bandwidth; parent {parent.basis}"
+        ),
+    )
+
+
 def hardware_of(gpu: GpuSpec, catalog: Mapping[str, GpuSpec]) -> Hardware:
-    """The :class:`Hardware` view of ``gpu`` (``catalog`` supplies its peers for proxies and power)."""
-    return _hardware(gpu, tuple(sorted(catalog.items())))
+    """The :class:`Hardware` view of ``gpu`` (``catalog`` supplies its peers for proxies and power; a
+    MIG slice's parent comes from it too)."""
+    peers = tuple(sorted((k, v) for k, v in catalog.items() if not isinstance(v, SliceSpec)))
+    if isinstance(gpu, SliceSpec) and gpu.parent_gpu_id in catalog:
+        return _slice_hardware(gpu, _hardware(catalog[gpu.parent_gpu_id], peers))
+    return _hardware(gpu, peers)

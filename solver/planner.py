@@ -30,6 +30,7 @@ from solver.candidates import (
 from solver.charges import NOTHING_MOVED, JobTerms
 from solver.errors import InvalidWorkload, NoFeasiblePlan
 from solver.gpus import GpuSpec
+from solver.mig import SliceSpec
 from solver.mip import SolveOutcome, solve
 from solver.plan_spec import PlanRequest
 from solver.workload import Workload
@@ -177,15 +178,38 @@ def _best_by_pricing(candidates: Sequence[Candidate], objective: str) -> dict[st
     return best
 
 
+def _as_parent(rejection: Rejection, gpus: Mapping[str, GpuSpec], usable: set[str]) -> Rejection | None:
+    """A MIG slice's rejection told under its parent GPU (``None`` when the parent, or another
+    slice of it, is usable: then the slice's failure explains nothing)."""
+    spec = gpus.get(rejection.gpu_id)
+    if not isinstance(spec, SliceSpec):
+        return rejection
+    if spec.parent_gpu_id in usable:
+        return None
+    detail = f"MIG {spec.mig_profile}: {rejection.detail}"
+    return msgspec.structs.replace(rejection, gpu_id=spec.parent_gpu_id, detail=detail)
+
+
 def _rejected(
     gpus: Mapping[str, GpuSpec],
     enumeration: Enumeration,
     extra: Sequence[Rejection],
 ) -> dict[str, list[tuple[str, str]]]:
-    """For every GPU type with no feasible candidate: its distinct reasons, most telling detail first."""
+    """For every GPU type with no feasible candidate: its distinct reasons, most telling detail first.
+
+    MIG slices are not GPU types of their own here: a usable slice makes its parent usable, and an
+    unusable slice's reasons count under its parent only where the parent has none of that kind."""
     usable = {c.supply.gpu_id for c in enumeration.candidates}
+    usable |= {g.parent_gpu_id for k, g in gpus.items() if k in usable and isinstance(g, SliceSpec)}
     grouped: dict[str, dict[str, Rejection]] = {}
+    whole: list[Rejection] = []
+    folded: list[Rejection] = []
     for rejection in [*extra, *enumeration.rejections]:
+        if not isinstance(gpus.get(rejection.gpu_id), SliceSpec):
+            whole.append(rejection)
+        elif (as_parent := _as_parent(rejection, gpus, usable)) is not None:
+            folded.append(as_parent)
+    for rejection in whole:
         if rejection.gpu_id in usable:
             continue
         reasons = grouped.setdefault(rejection.gpu_id, {})
@@ -193,8 +217,10 @@ def _rejected(
         # Keep the most telling instance of each reason: the one that tried the most GPUs.
         if held is None or rejection.gpu_count > held.gpu_count:
             reasons[rejection.reason] = rejection
-    for gpu_id in gpus:
-        if gpu_id not in usable and gpu_id not in grouped:
+    for rejection in folded:
+        grouped.setdefault(rejection.gpu_id, {}).setdefault(rejection.reason, rejection)
+    for gpu_id, gpu in gpus.items():
+        if gpu_id not in usable and gpu_id not in grouped and not isinstance(gpu, SliceSpec):
             grouped[gpu_id] = {
                 "filter": Rejection(
                     gpu_id=gpu_id, reason="filter", detail="no current offer or ownership price"

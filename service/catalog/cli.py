@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from service.catalog.queries import OFFER_SORTS, GpuQuery, OfferQuery, list_gpus, list_offers
+from service.catalog.schemas import GpuOut
 from service.console import print_json, print_table
 from service.db.store import Store
 from solver.network import NETWORK_CLASSES
@@ -15,30 +16,51 @@ __all__ = ["register"]
 
 def _cmd_gpus(args: argparse.Namespace) -> int:
     with Store.open(args.db) as store:
-        query = GpuQuery(vendor=args.vendor, min_memory_gib=args.min_memory_gib, limit=1000)
+        query = GpuQuery(vendor=args.vendor, min_memory_gib=args.min_memory_gib, mig=args.mig, limit=1000)
         page = list_gpus(store.snapshot, query)
     if args.json:
         print_json(page)
         return 0
+    if args.mig:
+        _print_slices(page.items)
+    else:
+        print_table(
+            [
+                (
+                    g.gpu_id,
+                    g.name,
+                    g.vendor,
+                    g.memory_gib,
+                    g.memory_bandwidth_tbps,
+                    g.bf16_tflops,
+                    g.tdp_w,
+                    g.nvlink,
+                    g.ecc,
+                )
+                for g in page.items
+            ],
+            ["id", "name", "vendor", "mem GiB", "TB/s", "bf16 TFLOPS", "TDP W", "NVLink", "ECC"],
+        )
+    print(f"\n{page.total} {'MIG slices' if args.mig else 'GPUs'}")
+    return 0
+
+
+def _print_slices(items: list[GpuOut]) -> None:
     print_table(
         [
             (
                 g.gpu_id,
-                g.name,
-                g.vendor,
+                g.parent_gpu_id,
+                g.mig_profile,
                 g.memory_gib,
                 g.memory_bandwidth_tbps,
                 g.bf16_tflops,
-                g.tdp_w,
-                g.nvlink,
-                g.ecc,
+                g.mig.max_count if g.mig else None,
             )
-            for g in page.items
+            for g in items
         ],
-        ["id", "name", "vendor", "mem GiB", "TB/s", "bf16 TFLOPS", "TDP W", "NVLink", "ECC"],
+        ["id", "parent", "profile", "mem GiB", "TB/s", "bf16 TFLOPS", "per GPU"],
     )
-    print(f"\n{page.total} GPUs")
-    return 0
 
 
 def _cmd_offers(args: argparse.Namespace) -> int:
@@ -86,6 +108,7 @@ def register(sub: Any) -> None:
     gpus.add_argument("--db", default=argparse.SUPPRESS)
     gpus.add_argument("--vendor")
     gpus.add_argument("--min-memory-gib", type=float)
+    gpus.add_argument("--mig", action="store_true", help="list the MIG slices of the GPUs instead")
     gpus.add_argument("--json", action="store_true", help="print JSON")
     gpus.set_defaults(func=_cmd_gpus)
 

@@ -14,7 +14,7 @@ from service.db.snapshot import CatalogSnapshot
 from service.errors import InvalidParameter
 from solver.gpus import GpuSpec
 
-__all__ = ["compact_name", "gpu_spellings", "one_gpu", "resolve_gpu_names"]
+__all__ = ["compact_name", "gpu_spellings", "one_gpu", "resolve_gpu_names", "resolve_slice"]
 
 _SEPARATORS = re.compile(r"[\s\-_./]+")
 
@@ -55,6 +55,18 @@ def resolve_gpu_names(snapshot: CatalogSnapshot, text: str, *, field: str = "gpu
         hint = f"; did you mean {', '.join(close)}?" if close else "; GET /v1/gpus lists them"
         raise InvalidParameter(field, f"unknown GPU {text!r}{hint}", suggestions=close)
     return sorted(found)
+
+
+def resolve_slice(snapshot: CatalogSnapshot, text: str) -> str | None:
+    """The MIG slice ``text`` names by id or name (``b200-mig-1g-23gb``, ``B200 MIG 1g.23gb``), if any.
+
+    Slices are not in :func:`resolve_gpu_names`' index: a GPU filter naming a whole GPU keeps meaning
+    that GPU, and only the places that plan or list slices look them up here."""
+    key = compact_name(text)
+    for slice_id, spec in snapshot.mig_slices.items():
+        if key in (compact_name(slice_id), compact_name(spec.name)):
+            return slice_id
+    return None
 
 
 def one_gpu(snapshot: CatalogSnapshot, name: str, field: str = "gpu") -> GpuSpec:

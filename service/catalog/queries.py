@@ -13,10 +13,11 @@ from typing import Any, Final, Literal, Protocol
 
 import msgspec
 
-from service.catalog.gpu_names import resolve_gpu_names
+from service.catalog.gpu_names import resolve_gpu_names, resolve_slice
 from service.catalog.schemas import (
     GpuOut,
     GpuPage,
+    MigSliceOut,
     OfferOut,
     OfferPage,
     ProfileOut,
@@ -26,7 +27,8 @@ from service.catalog.schemas import (
 from service.db.snapshot import CatalogSnapshot
 from service.db.store import Store
 from service.errors import InvalidParameter, NotFound
-from solver.gpus import INTERCONNECT_RANK
+from solver.gpus import INTERCONNECT_RANK, GpuSpec
+from solver.mig import SliceSpec
 from solver.network import Network, NetworkClass
 
 __all__ = [
@@ -75,6 +77,8 @@ class GpuQuery(msgspec.Struct, frozen=True, kw_only=True):
     min_memory_gib: float | None = None
     nvlink: bool | None = None
     ecc: bool | None = None
+    mig: bool = False
+    """List MIG slices (each with its parent) instead of whole GPUs."""
     limit: int = 100
     offset: int = 0
 
@@ -123,17 +127,32 @@ def _page_bounds(limit: int, offset: int) -> None:
         raise InvalidParameter("offset", f"must be between 0 and 1000000, got {offset}")
 
 
+_GPU_FIELDS: Final = GpuSpec.__struct_fields__
+
+
 def _gpu_out(snapshot: CatalogSnapshot, gpu_id: str) -> GpuOut:
-    gpu = snapshot.gpus[gpu_id]
-    return GpuOut(**msgspec.structs.asdict(gpu), aliases=snapshot.aliases_by_gpu.get(gpu_id, []))
+    gpu = snapshot.gpu_spec(gpu_id)
+    fields = {name: getattr(gpu, name) for name in _GPU_FIELDS}
+    if isinstance(gpu, SliceSpec):
+        share = MigSliceOut(
+            compute_fraction=gpu.compute_fraction,
+            memory_fraction=gpu.memory_fraction,
+            max_count=gpu.slices_per_gpu,
+        )
+        return GpuOut(
+            **fields, aliases=[], parent_gpu_id=gpu.parent_gpu_id, mig_profile=gpu.mig_profile, mig=share
+        )
+    slices = [s.gpu_id for s in snapshot.mig_slices.values() if s.parent_gpu_id == gpu_id]
+    return GpuOut(**fields, aliases=snapshot.aliases_by_gpu.get(gpu_id, []), mig_slices=slices)
 
 
 def list_gpus(snapshot: CatalogSnapshot, query: GpuQuery) -> GpuPage:
-    """The GPU catalog, filtered, in name order."""
+    """The GPU catalog (or, with ``mig``, its MIG slices), filtered, in name order."""
     _page_bounds(query.limit, query.offset)
-    gpus = list(snapshot.gpus.values())
+    gpus: list[GpuSpec] = list((snapshot.mig_slices if query.mig else snapshot.gpus).values())
     if query.vendor is not None:
-        vendor = _known(query.vendor, frozenset(g.vendor for g in gpus), "vendor", "vendor")
+        vendors = frozenset(g.vendor for g in snapshot.gpus.values())
+        vendor = _known(query.vendor, vendors, "vendor", "vendor")
         gpus = [g for g in gpus if g.vendor == vendor]
     if query.min_memory_gib is not None:
         gpus = [g for g in gpus if g.memory_gib >= query.min_memory_gib]
@@ -152,7 +171,11 @@ def list_gpus(snapshot: CatalogSnapshot, query: GpuQuery) -> GpuPage:
 
 
 def get_gpu(snapshot: CatalogSnapshot, id_or_alias: str) -> GpuOut:
-    """One GPU by id, name or alias; 404 when unknown or when the name denotes several GPUs."""
+    """One GPU (or MIG slice) by id, name or alias; 404 when unknown or when the name denotes several
+    GPUs."""
+    slice_id = resolve_slice(snapshot, id_or_alias)
+    if slice_id is not None:
+        return _gpu_out(snapshot, slice_id)
     try:
         found = resolve_gpu_names(snapshot, id_or_alias, field="gpu_id")
     except InvalidParameter as exc:
@@ -226,7 +249,7 @@ _OFFER_SELECT: Final = """
            o.interconnect_derived, o.interconnect_rule,
            o.network_class, o.network_gbps, o.network_derived, o.network_rule, o.price_per_hour_usd,
            o.price_per_hour_usd / o.gpus_per_instance, o.spot_price_per_hour_usd, o.billing_increment_s,
-           o.source, s.source, o.version, count(*) OVER () AS total
+           o.source, s.source, o.version, o.mig_profile, count(*) OVER () AS total
     FROM current_offers o
     JOIN gpus g USING (gpu_id)
     JOIN price_sheets s ON s.version = o.version

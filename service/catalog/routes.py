@@ -50,12 +50,26 @@ def list_gpus_handler(
     ] = None,
     nvlink: Annotated[bool | None, QueryParameter(description="Has NVLink")] = None,
     ecc: Annotated[bool | None, QueryParameter(description="Has ECC memory")] = None,
+    mig: Annotated[
+        bool,
+        QueryParameter(
+            description="List the MIG slices of the catalog's GPUs (each with parent_gpu_id and mig_profile)"
+            " instead of the whole GPUs"
+        ),
+    ] = False,
     limit: Limit = 100,
     offset: Offset = 0,
 ) -> GpuPage:
-    """Every GPU of the catalog with specs, aliases and sources, filterable."""
+    """Every GPU of the catalog with specs, aliases and sources (or, with ``mig=true``, every MIG
+    slice), filterable."""
     query = GpuQuery(
-        vendor=vendor, min_memory_gib=min_memory_gib, nvlink=nvlink, ecc=ecc, limit=limit, offset=offset
+        vendor=vendor,
+        min_memory_gib=min_memory_gib,
+        nvlink=nvlink,
+        ecc=ecc,
+        mig=mig,
+        limit=limit,
+        offset=offset,
     )
     return list_gpus(store.snapshot, query)
 

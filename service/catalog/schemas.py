@@ -13,6 +13,7 @@ from solver.profiles import ServingProfile
 __all__ = [
     "GpuOut",
     "GpuPage",
+    "MigSliceOut",
     "OfferKey",
     "OfferOut",
     "OfferPage",
@@ -33,8 +34,22 @@ class OfferKey(msgspec.Struct, kw_only=True):
     gpus_per_instance: int
 
 
+class MigSliceOut(msgspec.Struct, kw_only=True):
+    """What share of its parent GPU a MIG slice has (NVIDIA's MIG User Guide profile table)."""
+
+    compute_fraction: float
+    memory_fraction: float
+    max_count: int
+    """Slices of this profile one parent GPU holds at most."""
+
+
 class GpuOut(msgspec.Struct, kw_only=True):
-    """A canonical GPU with its specs, the other names it goes by, and where the numbers come from."""
+    """A canonical GPU with its specs, the other names it goes by, and where the numbers come from.
+
+    A MIG slice (listed with ``?mig=true``) is a GPU of its own: ``parent_gpu_id`` and ``mig_profile``
+    say what it is a slice of, its peak, bandwidth and TDP are the parent's scaled by ``mig``'s
+    fractions. A whole GPU lists the ids of its slices in ``mig_slices``.
+    """
 
     gpu_id: str
     name: str
@@ -52,6 +67,10 @@ class GpuOut(msgspec.Struct, kw_only=True):
     launch_msrp_usd: float | None
     aliases: list[str]
     source: str
+    parent_gpu_id: str | None = None
+    mig_profile: str | None = None
+    mig: MigSliceOut | None = None
+    mig_slices: list[str] = msgspec.field(default_factory=list)
 
 
 class GpuPage(msgspec.Struct, kw_only=True):
@@ -87,6 +106,8 @@ class OfferOut(msgspec.Struct, kw_only=True):
     source: str
     sheet_source: str
     sheet_version: int
+    mig_profile: str | None = None
+    """Set when the offer rents MIG slices of ``gpu_id`` (``gpus_per_instance`` counts slices)."""
 
 
 class OfferPage(msgspec.Struct, kw_only=True):

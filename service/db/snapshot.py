@@ -21,8 +21,10 @@ from pricing.aliases import AliasRule, AliasTable
 from pricing.offers import RentalOffer
 from pricing.ownership_defaults import SheetDefault, SheetPrice
 from pricing.provider_costs import ProviderCost, ProviderCosts
+from service.db.mig_profiles import read_mig_profiles
 from solver.calibration import ProfileIndex
 from solver.gpus import GpuSpec
+from solver.mig import SliceSpec, slices_of
 from solver.profiles import MeasuredProfile, ServingProfile
 
 __all__ = ["CatalogSnapshot", "CurrentOffer", "Derived", "OwnershipRows", "SheetInfo", "read_snapshot"]
@@ -106,6 +108,8 @@ class CatalogSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     sheets: tuple[SheetInfo, ...]
     ownership: OwnershipRows
     provider_costs: ProviderCosts
+    mig_slices: dict[str, SliceSpec] = msgspec.field(default_factory=dict)
+    """The MIG slices of the catalog's GPUs by slice id, apart from ``gpus`` (which lists whole GPUs)."""
     built: _Built = msgspec.field(default_factory=_Built)
 
     def alias_table(self) -> AliasTable:
@@ -116,12 +120,22 @@ class CatalogSnapshot(msgspec.Struct, frozen=True, kw_only=True):
         from, even if a new sheet is swapped in meanwhile."""
         return self.built.get(self, key)
 
+    def gpu_spec(self, gpu_id: str) -> GpuSpec:
+        """A whole GPU or a MIG slice by id (``KeyError`` when neither)."""
+        found = self.gpus.get(gpu_id)
+        return found if found is not None else self.mig_slices[gpu_id]
+
+    def gpus_and_slices(self) -> dict[str, GpuSpec]:
+        """Whole GPUs and MIG slices in one mapping (what a plan's supplies may run on)."""
+        return self.derive(_WITH_SLICES)
+
     def profile_index(self) -> ProfileIndex:
         """The measured profiles indexed for the throughput model."""
         return self.derive(_PROFILE_INDEX)
 
 
 _PROFILE_INDEX: Derived[ProfileIndex] = Derived("profile index", lambda s: ProfileIndex(s.profiles, s.gpus))
+_WITH_SLICES: Derived[dict[str, GpuSpec]] = Derived("GPUs and slices", lambda s: {**s.gpus, **s.mig_slices})
 
 
 def _strings(cur: duckdb.DuckDBPyConnection, sql: str) -> frozenset[str]:
@@ -271,6 +285,7 @@ def read_snapshot(cur: duckdb.DuckDBPyConnection, generation: int) -> CatalogSna
         sheets=sheets,
         ownership=_read_ownership(cur, sheets),
         provider_costs=_read_provider_costs(cur, sheets),
+        mig_slices=slices_of(gpus, read_mig_profiles()),
         current_offer_count=_count(cur, "SELECT count(*) FROM current_offers"),
         price_sheet_versions=_count(cur, "SELECT count(*) FROM price_sheets"),
     )

@@ -61,6 +61,7 @@ def _plan_rows(plan: PlanOut) -> list[tuple[str, Any]]:
             f"sharding={choice.sharding}, recompute={choice.recompute}",
         ),
         ("from", _where(choice)),
+        *([("MIG", choice.mig.summary)] if choice.mig else []),
         (
             "hours",
             f"{estimate.hours:,.2f} (likely {estimate.hours_band.low:,.2f}-{estimate.hours_band.high:,.2f}; "
@@ -157,7 +158,7 @@ def _print_fleet(plan: ServingPlanOut) -> None:
         tabulate(
             [
                 (
-                    r.gpu_name,
+                    r.mig.summary if r.mig else r.gpu_name,
                     r.tp,
                     r.replicas,
                     r.instances,

@@ -19,6 +19,7 @@ from service.errors import InvalidParameter
 from service.plans.inputs import PlanInputs, PlanSettings
 from service.plans.render import (
     PlanStamp,
+    mig_ref,
     owned_ref,
     plan_status,
     price_sheets_used,
@@ -211,7 +212,7 @@ def _replica_types(inputs: PlanInputs[FleetSpec], cache: ThroughputCache) -> Rep
     supply_of: dict[str, Supply] = {}
     rejections: list[Rejection] = []
     for supply in inputs.supplies.supplies:
-        gpu = snapshot.gpus[supply.gpu_id]
+        gpu = snapshot.gpu_spec(supply.gpu_id)
         linked = INTERCONNECT_RANK[supply.interconnect] >= INTERCONNECT_RANK["nvlink"]
         for tp, resolved in by_tp.items():
             if tp > supply.gpus_per_unit or supply.gpus_per_unit % tp or (tp > 1 and not linked):
@@ -287,12 +288,22 @@ def _usable(options: ReplicaOptions) -> set[str]:
 def _rejected(
     snapshot: CatalogSnapshot, rejections: Sequence[Rejection], options: ReplicaOptions
 ) -> Rejected:
-    """Every GPU no replica type uses: its first detail per reason, or that nothing offers it."""
+    """Every GPU no replica type uses: its first detail per reason, or that nothing offers it.
+
+    A MIG slice is told under its parent: a usable slice makes the parent usable, and an unusable
+    slice's reason counts only where the parent has none of that kind."""
     usable = _usable(options)
+    usable |= {s.parent_gpu_id for k, s in snapshot.mig_slices.items() if k in usable}
     grouped: dict[str, dict[str, str]] = {}
-    for r in rejections:
+    slices = [r for r in rejections if r.gpu_id in snapshot.mig_slices]
+    for r in [r for r in rejections if r.gpu_id not in snapshot.mig_slices]:
         if r.gpu_id not in usable:
             grouped.setdefault(r.gpu_id, {}).setdefault(r.reason, r.detail)
+    for r in slices:
+        spec = snapshot.mig_slices[r.gpu_id]
+        if spec.parent_gpu_id not in usable:
+            detail = f"MIG {spec.mig_profile}: {r.detail}"
+            grouped.setdefault(spec.parent_gpu_id, {}).setdefault(r.reason, detail)
     for gpu_id in snapshot.gpus:
         if gpu_id not in usable and gpu_id not in grouped:
             grouped[gpu_id] = {"filter": "no current offer or ownership price"}
@@ -323,9 +334,10 @@ def _replica_out(rtype: ReplicaType, inputs: PlanInputs[FleetSpec], solved: Solv
     fleet, supply = solved.fleet, solved.options.supply_of[rtype.type_id]
     classes = inputs.spec.classes
     shares = fleet.shares.get(rtype.type_id, [0.0] * len(classes))
+    instances = fleet.instances[rtype.type_id]
     return ReplicaOut(
         gpu=rtype.gpu_id,
-        gpu_name=inputs.snapshot.gpus[rtype.gpu_id].name,
+        gpu_name=inputs.snapshot.gpu_spec(rtype.gpu_id).name,
         tp=rtype.tp,
         replicas=fleet.replicas[rtype.type_id],
         instances=fleet.instances[rtype.type_id],
@@ -346,6 +358,7 @@ def _replica_out(rtype: ReplicaType, inputs: PlanInputs[FleetSpec], solved: Solv
             )
             for i, cls in enumerate(classes)
         ],
+        mig=mig_ref(inputs.snapshot, supply, instances * supply.gpus_per_unit),
     )
 
 

@@ -10,6 +10,7 @@ from service.plans.charges_out import cost_out, data_out, pricing_options, relia
 from service.plans.inputs import PlanInputs, PlanSettings
 from service.plans.render import (
     PlanStamp,
+    mig_ref,
     owned_ref,
     plan_status,
     price_sheets_used,
@@ -62,7 +63,7 @@ class JobPlans:
             inputs.request,
             inputs.template,
             inputs.supplies.supplies,
-            inputs.snapshot.gpus,
+            inputs.snapshot.gpus_and_slices(),
             self.throughput.estimator(inputs.snapshot, inputs.resolved, inputs.request.output_len),
             memo=self.throughput.memo(inputs.snapshot, inputs.resolved, inputs.request.output_len),
             seq_len=inputs.resolved.seq_len,
@@ -97,7 +98,7 @@ class JobPlans:
 
 
 def _choice(c: Candidate, inputs: PlanInputs[JobTermsWithRules]) -> ChoiceOut:
-    gpu = inputs.snapshot.gpus[c.supply.gpu_id]
+    gpu = inputs.snapshot.gpu_spec(c.supply.gpu_id)
     return ChoiceOut(
         gpu=gpu.gpu_id,
         gpu_name=gpu.name,
@@ -109,6 +110,7 @@ def _choice(c: Candidate, inputs: PlanInputs[JobTermsWithRules]) -> ChoiceOut:
         recompute=c.recompute,
         offer=inputs.supplies.offers.get(c.supply.supply_id),
         owned=owned_ref(c.supply, inputs.request.owned_utilization),
+        mig=mig_ref(inputs.snapshot, c.supply, c.gpu_count),
     )
 
 

@@ -1,5 +1,11 @@
 """Owned GPUs as plan supplies: every GPU with a purchase price in the current ownership sheets.
 
+An owned GPU with MIG profiles is also a supply of each slice profile that splits it into several
+(``max_count`` > 1): a unit is one slice, priced at the GPU's busy-hour rate ÷ ``max_count``, so a
+plan that needs less than a GPU pays for the share it uses (the other slices serve other work, as
+an owned GPU's idle hours do). Slices are for inference plans only (the pipeline drops them
+otherwise).
+
 An owned GPU is priced per **busy** hour: its yearly cost (capital annualised over its life, hosting,
 maintenance, idle energy — ``pricing.tco``) spread over the busy share ``owned_utilization`` of its
 hours, plus the energy of a busy hour. Owned GPUs come in servers of up to 8 (1, 2, 4 or 8 per node,
@@ -18,6 +24,8 @@ from pricing.ownership_defaults import choose_defaults
 from pricing.provider_costs import OWNED_PROVIDER, terms_of
 from service.db.snapshot import CatalogSnapshot, Derived
 from solver.candidates import Rejection, Supply
+from solver.charges import SupplyTerms
+from solver.gpus import GpuSpec
 
 __all__ = ["OWNED_SUPPLIES", "OwnedSupplies", "owned_supplies"]
 
@@ -41,6 +49,38 @@ class OwnedSupplies:
 
 
 OWNED_SUPPLIES: Derived[OwnedSupplies] = Derived("owned supplies", OwnedSupplies)
+
+
+def _slice_supplies(
+    snapshot: CatalogSnapshot, gpu: GpuSpec, rate: float, source: str, version: int | None, terms: SupplyTerms
+) -> list[Supply]:
+    """One-slice supplies of every profile of ``gpu`` that fits on it more than once."""
+    found = []
+    for spec in snapshot.mig_slices.values():
+        if spec.parent_gpu_id != gpu.gpu_id or spec.slices_per_gpu < 2:
+            continue  # a profile that fits once costs the whole GPU and does less: never the cheaper choice
+        share = rate / spec.slices_per_gpu
+        rule = (
+            f"one MIG {spec.mig_profile} slice costs the {gpu.name}'s ${rate:,.2f} per busy GPU-hour "
+            f"/ {spec.slices_per_gpu} (the slices of this profile one {gpu.name} holds) = ${share:,.4f}"
+        )
+        found.append(
+            Supply(
+                supply_id=f"own:{spec.gpu_id}:1",
+                acquisition="own",
+                pricing="owned",
+                gpu_id=spec.gpu_id,
+                gpus_per_unit=1,
+                interconnect="none",
+                network=owned_network(gpu, 1),
+                usd_per_unit_hour=share,
+                billing_increment_s=0,
+                terms=terms,
+                price_source=f"{rule}; the {gpu.name} is {source}",
+                sheet_version=version,
+            )
+        )
+    return found
 
 
 def owned_supplies(snapshot: CatalogSnapshot, utilization: float) -> tuple[list[Supply], list[Rejection]]:
@@ -76,6 +116,8 @@ def owned_supplies(snapshot: CatalogSnapshot, utilization: float) -> tuple[list[
             f"maintenance {inputs.maintenance_fraction_per_year:.0%}/year, discount rate {inputs.discount_rate:.0%}"
         )
         version = price.sheet_version
+        terms = terms_of(costs, gpu_id, spot=False)
+        supplies.extend(_slice_supplies(snapshot, gpu, rate, source, version, terms))
         for size in _NODE_SIZES:
             interconnect, _rule = derive_interconnect(gpu, size, "")
             supplies.append(
@@ -89,7 +131,7 @@ def owned_supplies(snapshot: CatalogSnapshot, utilization: float) -> tuple[list[
                     network=owned_network(gpu, size),
                     usd_per_unit_hour=rate * size,
                     billing_increment_s=0,
-                    terms=terms_of(costs, gpu_id, spot=False),
+                    terms=terms,
                     price_source=source,
                     sheet_version=version,
                 )

@@ -25,7 +25,7 @@ from service.plans.schemas import AnyPlan
 from service.plans.supply import RENTAL_SUPPLIES, SupplyFilter, SupplySet
 from service.plans.throughput import ThroughputCache
 from solver.plan_spec import PlanRequest
-from solver.workload import ResolvedWorkload, Workload, resolve_workload
+from solver.workload import INFERENCE_KINDS, ResolvedWorkload, Workload, resolve_workload
 
 __all__ = ["PlanKind", "PlanService"]
 
@@ -49,19 +49,25 @@ def _template(request: PlanRequest) -> Workload:
 
 
 def _supplies(snapshot: CatalogSnapshot, request: PlanRequest, filters: SupplyFilter) -> SupplySet:
-    """Rented supplies (when renting), then owned ones (when owning), after the request's filters."""
+    """Rented supplies (when renting), then owned ones (when owning), after the request's filters;
+    MIG slices only for inference kinds."""
     rented = (
         snapshot.derive(RENTAL_SUPPLIES).matching(filters)
         if request.acquisition in ("rent", "either")
         else SupplySet(supplies=[], rejections=[], passed_over=0, offers={})
     )
+    slices = snapshot.mig_slices
+    training = request.kind not in INFERENCE_KINDS  # slices serve inference only
+    if training and any(s.gpu_id in slices for s in rented.supplies):
+        rented = msgspec.structs.replace(
+            rented, supplies=[s for s in rented.supplies if s.gpu_id not in slices]
+        )
     if request.acquisition not in ("own", "either"):
         return rented
     owned, rejections = snapshot.derive(OWNED_SUPPLIES).at(request.owned_utilization)
+    kept = (s for s in owned if filters.keeps_gpu(s.gpu_id) and not (training and s.gpu_id in slices))
     return msgspec.structs.replace(
-        rented,
-        supplies=[*rented.supplies, *(s for s in owned if filters.keeps_gpu(s.gpu_id))],
-        rejections=[*rented.rejections, *rejections],
+        rented, supplies=[*rented.supplies, *kept], rejections=[*rented.rejections, *rejections]
     )
 
 

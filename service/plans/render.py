@@ -12,13 +12,29 @@ from typing import Literal
 import msgspec
 
 from service.db.snapshot import CatalogSnapshot
-from service.plans.schemas import OwnedRef, PriceSheetsOut, PriceSheetUse, RejectedGpu, RejectionOut
+from service.plans.schemas import (
+    MigOut,
+    OwnedRef,
+    PriceSheetsOut,
+    PriceSheetUse,
+    RejectedGpu,
+    RejectionOut,
+)
 from solver.candidates import Supply
+from solver.mig import SliceSpec, parent_gpus_for
 from solver.mip import SolveOutcome
 from solver.plan_spec import Acquisition
 from solver.plan_warnings import PlanWarning
 
-__all__ = ["PlanStamp", "owned_ref", "plan_status", "price_sheets_used", "rejected_gpus", "stale_warnings"]
+__all__ = [
+    "PlanStamp",
+    "mig_ref",
+    "owned_ref",
+    "plan_status",
+    "price_sheets_used",
+    "rejected_gpus",
+    "stale_warnings",
+]
 
 _SHEET_KINDS: Mapping[Acquisition, frozenset[str]] = {
     "rent": frozenset({"rental"}),
@@ -89,7 +105,7 @@ def rejected_gpus(
     return [
         RejectedGpu(
             gpu=gpu_id,
-            gpu_name=snapshot.gpus[gpu_id].name,
+            gpu_name=snapshot.gpu_spec(gpu_id).name,
             reasons=[RejectionOut(reason=reason, detail=detail) for reason, detail in reasons],
         )
         for gpu_id, reasons in rejected.items()
@@ -107,4 +123,27 @@ def owned_ref(supply: Supply, utilization: float) -> OwnedRef | None:
         network=supply.network,
         utilization=utilization,
         assumptions=[supply.price_source, f"network between nodes: {supply.network.rule}"],
+    )
+
+
+def mig_ref(snapshot: CatalogSnapshot, supply: Supply, slices: int) -> MigOut | None:
+    """What ``slices`` slices of ``supply``'s GPU are, in numbers and in words (None for a whole GPU)."""
+    spec = snapshot.gpu_spec(supply.gpu_id)
+    if not isinstance(spec, SliceSpec):
+        return None
+    parent = snapshot.gpu_spec(spec.parent_gpu_id)
+    if supply.acquisition == "own":
+        parents = parent_gpus_for(slices, spec)
+        on = f"one owned {parent.name}" if parents == 1 else f"{parents} owned {parent.name}s"
+    else:
+        parents = None
+        on = f"{parent.name} GPUs rented from {supply.provider or 'a provider'}"
+    return MigOut(
+        profile=spec.mig_profile,
+        parent_gpu=parent.gpu_id,
+        parent_gpu_name=parent.name,
+        slices=slices,
+        slices_per_gpu=spec.slices_per_gpu,
+        parent_gpus=parents,
+        summary=f"{slices} × {spec.mig_profile} on {on}",
     )

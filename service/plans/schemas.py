@@ -27,6 +27,7 @@ __all__ = [
     "FleetCostOut",
     "FleetSolverOut",
     "MemoryOut",
+    "MigOut",
     "OfferRef",
     "OwnedRef",
     "ParetoPoint",
@@ -67,6 +68,21 @@ class OwnedRef(msgspec.Struct, kw_only=True):
     assumptions: list[str]
 
 
+class MigOut(msgspec.Struct, kw_only=True):
+    """The MIG slices a choice runs on: which profile of which GPU, how many, on how many GPUs."""
+
+    profile: str
+    parent_gpu: str
+    parent_gpu_name: str
+    slices: int
+    slices_per_gpu: int
+    """Slices of this profile one parent GPU holds (NVIDIA's instance count for the profile)."""
+    parent_gpus: int | None
+    """Owned: the parent GPUs the slices take at the least; rented: ``None`` (the provider's GPUs)."""
+    summary: str
+    """The choice in words: ``7 × 1g.23gb on one owned B200``."""
+
+
 class ChoiceOut(msgspec.Struct, kw_only=True):
     gpu: str
     gpu_name: str
@@ -86,6 +102,8 @@ class ChoiceOut(msgspec.Struct, kw_only=True):
     ]
     offer: OfferRef | None
     owned: OwnedRef | None
+    mig: MigOut | None = None
+    """Set when the choice runs on MIG slices (``gpu`` is then the slice's id)."""
 
 
 class ThroughputOut(msgspec.Struct, kw_only=True):
@@ -305,6 +323,8 @@ class ReplicaOut(msgspec.Struct, kw_only=True):
     usd_per_hour: float
     load: float
     classes: list[ClassShare]
+    mig: MigOut | None = None
+    """Set when the replicas run on MIG slices (``gpu`` is then the slice's id)."""
 
 
 class FleetChoiceOut(msgspec.Struct, kw_only=True):

@@ -19,13 +19,15 @@ from typing import Literal
 
 import msgspec
 
+from pricing.offers import RentalOffer
 from pricing.provider_costs import ResolvedCost, terms_of
-from service.catalog.gpu_names import resolve_gpu_names
+from service.catalog.gpu_names import resolve_gpu_names, resolve_slice
 from service.db.snapshot import CatalogSnapshot, CurrentOffer, Derived
 from service.errors import InvalidParameter
 from service.plans.schemas import OfferRef
 from solver.candidates import Rejection, Supply
 from solver.gpus import Interconnect
+from solver.mig import slice_id
 from solver.network import Network
 from solver.plan_spec import PlanRequest
 
@@ -62,8 +64,18 @@ class SupplyIndex(msgspec.Struct, frozen=True, kw_only=True):
     spot_only_gpus: frozenset[str]
 
 
+def _offered_gpu(snapshot: CatalogSnapshot, offer: RentalOffer) -> str | None:
+    """What an offer rents: its GPU, or the MIG slice its ``mig_profile`` names (``None`` when the
+    catalog no longer has that slice)."""
+    if offer.mig_profile is None:
+        return offer.gpu_id
+    found = slice_id(offer.gpu_id, offer.mig_profile)
+    return found if found in snapshot.mig_slices else None
+
+
 def build_supply_index(snapshot: CatalogSnapshot) -> SupplyIndex:
-    """Group the snapshot's offers by everything but price (on-demand and spot prices apart)."""
+    """Group the snapshot's offers by everything but price (on-demand and spot prices apart); an
+    offer of MIG slices is an offer of the slice's own GPU entry."""
     grouped: dict[
         tuple[Pricing, str, int, Interconnect, int, str, float, tuple[float, ...]],
         list[tuple[float, CurrentOffer]],
@@ -76,6 +88,9 @@ def build_supply_index(snapshot: CatalogSnapshot) -> SupplyIndex:
         resolved = snapshot.provider_costs.resolve(offer.provider)
         signature = () if resolved is None else tuple(resolved.values.values())
         costs.setdefault(signature, resolved)
+        gpu_id = _offered_gpu(snapshot, offer)
+        if gpu_id is None:
+            continue
         prices: Sequence[tuple[Pricing, float | None]] = (
             ("on_demand", offer.price_per_hour_usd),
             ("spot", offer.spot_price_per_hour_usd),
@@ -85,7 +100,7 @@ def build_supply_index(snapshot: CatalogSnapshot) -> SupplyIndex:
                 continue
             key = (
                 pricing,
-                offer.gpu_id,
+                gpu_id,
                 offer.gpus_per_instance,
                 offer.interconnect,
                 offer.billing_increment_s,
@@ -94,7 +109,7 @@ def build_supply_index(snapshot: CatalogSnapshot) -> SupplyIndex:
                 signature,
             )
             grouped.setdefault(key, []).append((price, current))
-        (spot_only if offer.price_per_hour_usd is None else has_on_demand).add(offer.gpu_id)
+        (spot_only if offer.price_per_hour_usd is None else has_on_demand).add(gpu_id)
     groups = tuple(
         OfferGroup(
             pricing=pricing,
@@ -132,11 +147,17 @@ def _known_names(values: Sequence[str] | None, known: frozenset[str], field: str
 
 
 def _gpu_ids(snapshot: CatalogSnapshot, names: Sequence[str] | None, field: str) -> frozenset[str] | None:
+    """The GPUs ``names`` denote, with the MIG slices of each (a name may also be one slice's)."""
     if names is None:
         return None
     ids: set[str] = set()
     for i, name in enumerate(names):
-        ids.update(resolve_gpu_names(snapshot, name, field=f"{field}[{i}]"))
+        slice_id = resolve_slice(snapshot, name)
+        if slice_id is not None:
+            ids.add(slice_id)
+        else:
+            ids.update(resolve_gpu_names(snapshot, name, field=f"{field}[{i}]"))
+    ids.update(s.gpu_id for s in snapshot.mig_slices.values() if s.parent_gpu_id in ids)
     return frozenset(ids)
 
 
@@ -187,7 +208,7 @@ def _rented(group: OfferGroup, price: float, current: CurrentOffer) -> tuple[Sup
         supply_id=f"{offer.offer_id}:{group.pricing}",
         acquisition="rent",
         pricing=group.pricing,
-        gpu_id=offer.gpu_id,
+        gpu_id=group.gpu_id,
         gpus_per_unit=offer.gpus_per_instance,
         interconnect=offer.interconnect,
         network=offer.network,

@@ -117,6 +117,7 @@ def _parse(
         provider=provider,
         aliases=snapshot.alias_table(),
         gpus=snapshot.gpus,
+        mig_slices=snapshot.mig_slices,
     )
     match spec.parse(rows, sheet):
         case ParsedOffers(offers=offers, problems=problems):

@@ -72,3 +72,46 @@ def test_a_sheet_without_its_required_columns_is_one_problem(name: SheetFormat) 
     body = json.dumps([{c: "1" for c in spec.required[1:]}]) if spec.json else f"{header}\n{'1,' * 3}\n"
     rows, problems = spec.read(body.encode(), "x")
     assert rows == [] and [p.column for p in problems] == [spec.required[0]]
+
+
+MIG_SHEET = b"""provider,instance_type,gpu,gpus_per_instance,interconnect,region,price_per_hour_usd,mig_profile
+acme,a.b200.slice,B200,1,,eu,0.9,1g.23gb
+acme,a.h100.slices,H100 SXM,2,none,eu,1.2,MIG 3g.40gb
+acme,a.b200.bad,B200,1,,eu,0.9,1g.10gb
+acme,a.l4.bad,L4,1,,eu,0.3,1g.6gb
+acme,a.b200.linked,B200,2,nvlink,eu,1.8,1g.23gb
+acme,a.b200.whole,B200,1,,eu,6.0,
+"""
+
+
+@pytest.mark.parametrize("name", ["rental_csv", "rental_json"])
+def test_a_rental_row_may_rent_mig_slices(name: SheetFormat, store: Store) -> None:
+    spec = SHEET_FORMATS[name]
+    body = MIG_SHEET
+    if name == "rental_json":
+        rows_csv = [line.split(",") for line in MIG_SHEET.decode().splitlines()]
+        body = json.dumps([dict(zip(rows_csv[0], r, strict=True)) for r in rows_csv[1:]]).encode()
+    rows, problems = spec.read(body, f"x.{spec.extension}")
+    assert problems == []
+    snapshot = store.snapshot
+    sheet = SheetContext(
+        file="x",
+        source="t",
+        provider="acme",
+        aliases=snapshot.alias_table(),
+        gpus=snapshot.gpus,
+        mig_slices=snapshot.mig_slices,
+    )
+    parsed = spec.parse(rows, sheet)
+    assert isinstance(parsed, ParsedOffers)
+    by_type = {o.instance_type: o for o in parsed.offers}
+    assert set(by_type) == {"a.b200.slice", "a.h100.slices", "a.b200.whole"}
+    one = by_type["a.b200.slice"]
+    assert one.gpu_id == "b200" and one.mig_profile == "1g.23gb" and one.interconnect == "none"
+    assert by_type["a.h100.slices"].mig_profile == "3g.40gb"
+    assert by_type["a.b200.whole"].mig_profile is None
+    assert one.offer_id != by_type["a.b200.whole"].offer_id
+    first = 2 if name == "rental_csv" else 1  # CSV lines count the header; JSON rows count from 1
+    found = {(p.line - first, p.column): p.reason for p in parsed.problems}
+    assert set(found) == {(2, "mig_profile"), (3, "mig_profile"), (4, "interconnect")}
+    assert "1g.23gb" in found[2, "mig_profile"] and "no MIG profiles" in found[3, "mig_profile"]

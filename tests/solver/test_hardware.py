@@ -6,9 +6,11 @@ import functools
 
 import pytest
 
+from service.db.mig_profiles import read_mig_profiles
 from service.db.seed_files import read_seed_catalog
 from solver.gpus import GpuSpec
 from solver.hardware import MAMF_MEASURED, hardware_of
+from solver.mig import slice_spec
 
 
 @functools.cache
@@ -49,3 +51,17 @@ def test_a_gpu_without_a_peak_is_proxied_from_its_bandwidth() -> None:
     mystery = GpuSpec(gpu_id="mystery", name="Mystery", vendor="X", memory_gib=24, memory_bandwidth_tbps=1.0)
     found = hardware_of(mystery, {**gpus, "mystery": mystery})
     assert found.peak_proxied and found.bf16_tflops > 0 and "proxied" in found.basis
+
+
+def test_a_mig_slice_runs_as_its_parent_on_its_share() -> None:
+    gpus = _gpus()
+    profile = next(p for p in read_mig_profiles() if p.gpu_id == "b200" and p.profile == "1g.23gb")
+    spec = slice_spec(gpus["b200"], profile)
+    parent = hardware_of(gpus["b200"], gpus)
+    part = hardware_of(spec, {**gpus, spec.gpu_id: spec})
+    assert part.generation == parent.generation == "blackwell" and part.family == parent.family
+    assert part.matmul_efficiency == parent.matmul_efficiency  # the parent's measured or assumed MAMF
+    assert part.power_factor == parent.power_factor and part.multipliers == parent.multipliers
+    assert part.bf16_tflops == pytest.approx(parent.bf16_tflops / 7)
+    assert part.bandwidth_tbps == pytest.approx(parent.bandwidth_tbps / 8)
+    assert part.memory_gib == 23 and part.gpu_id == "b200-mig-1g-23gb" and "MIG 1g.23gb" in part.basis

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from solver.candidates import Candidate, Supply, enumerate_candidates, gpu_counts
 from solver.errors import NoFeasiblePlan, ThroughputUnavailable
 from solver.gpus import GpuSpec, Interconnect
+from solver.mig import SliceSpec
 from solver.network import Network
 from solver.plan_spec import PlanConstraints, PlanRequest
 from solver.planner import choose, pareto_front, plan
@@ -264,3 +265,41 @@ def test_left_out_checkpointing_is_chosen_per_layout() -> None:
     found = plan(auto, Workload(**job), supplies, GPUS, throughput, seq_len=8192)  # type: ignore[arg-type]
     assert found.choice.recompute in ("selective", "full")
     assert found.choice.memory.per_gpu_gib <= GPUS["mid"].memory_gib
+
+
+BIG_SLICE = SliceSpec(
+    gpu_id="big-mig-1g-10gb",
+    name="Big MIG 1g.10gb",
+    vendor="X",
+    memory_gib=10,
+    ecc=True,
+    parent_gpu_id="big",
+    mig_profile="1g.10gb",
+    slices_per_gpu=7,
+    compute_fraction=1 / 7,
+    memory_fraction=1 / 8,
+)
+
+
+def test_slices_are_told_under_their_parent_gpu_never_on_their_own() -> None:
+    gpus = {**GPUS, BIG_SLICE.gpu_id: BIG_SLICE}
+    SPEED[BIG_SLICE.gpu_id] = SPEED["big"] / 8
+    big_job = PlanRequest(kind="train", model=ModelSpec(name="Llama 3.1 70B"), tokens=10**9, recompute="none")
+    template = Workload(kind="train", model=ModelSpec(name="Llama 3.1 70B"), recompute="none")
+    with pytest.raises(NoFeasiblePlan) as info:
+        plan(big_job, template, [supply(0, BIG_SLICE.gpu_id, 1, 0.3)], gpus, throughput, seq_len=2048)
+    rejected = info.value.rejected
+    assert set(rejected) == set(GPUS)  # one entry per whole GPU, none per slice
+    ((reason, detail),) = rejected["big"]
+    assert reason == "memory" and detail.startswith("MIG 1g.10gb: needs")
+    # a usable slice makes its parent usable: no "no current offer" line for it
+    small_job = plan(
+        request(10**8), JOB, [supply(0, BIG_SLICE.gpu_id, 1, 0.3)], gpus, throughput, seq_len=1024
+    )
+    assert small_job.choice.supply.gpu_id == BIG_SLICE.gpu_id
+    assert "big" not in small_job.rejected and BIG_SLICE.gpu_id not in small_job.rejected
+    # the parent's own reasons win over its slices'
+    both = [supply(0, BIG_SLICE.gpu_id, 1, 0.3), supply(1, "big", 1, 2.0)]
+    with pytest.raises(NoFeasiblePlan) as info:
+        plan(big_job, template, both, gpus, throughput, seq_len=2048)
+    assert not info.value.rejected["big"][0][1].startswith("MIG")
