@@ -41,7 +41,17 @@ __all__ = [
 ]
 
 RejectionReason = Literal[
-    "filter", "ecc", "interconnect", "network", "quota", "memory", "throughput", "deadline", "budget"
+    "filter",
+    "software",
+    "host",
+    "ecc",
+    "interconnect",
+    "network",
+    "quota",
+    "memory",
+    "throughput",
+    "deadline",
+    "budget",
 ]
 ThroughputFn = Callable[[ResolvedWorkload, GpuSpec, int, Topology], ThroughputEstimate]
 """Throughput of a workload on ``n`` GPUs of one type placed as ``topology`` says (total, all GPUs)."""

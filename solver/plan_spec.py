@@ -13,6 +13,7 @@ from msgspec import Meta
 
 from solver.gpus import Interconnect
 from solver.serving_spec import MAX_REQUEST_CLASSES, RequestClass, ServingSlo
+from solver.software import SoftwareSpec
 from solver.workload import JobSpec
 
 __all__ = [
@@ -128,3 +129,10 @@ class PlanRequest(JobSpec, forbid_unknown_fields=True, kw_only=True):
         | None
     ) = None
     constraints: PlanConstraints = msgspec.field(default_factory=PlanConstraints)
+    software: (
+        Annotated[
+            SoftwareSpec,
+            Meta(description="The stack (cuda, rocm, any) and the libraries or kernels the job needs."),
+        ]
+        | None
+    ) = None

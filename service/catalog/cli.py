@@ -32,10 +32,26 @@ def _cmd_gpus(args: argparse.Namespace) -> int:
                 g.tdp_w,
                 g.nvlink,
                 g.ecc,
+                g.software.stack,
+                g.software.architecture,
+                ",".join(g.software.supports),
             )
             for g in page.items
         ],
-        ["id", "name", "vendor", "mem GiB", "TB/s", "bf16 TFLOPS", "TDP W", "NVLink", "ECC"],
+        [
+            "id",
+            "name",
+            "vendor",
+            "mem GiB",
+            "TB/s",
+            "bf16 TFLOPS",
+            "TDP W",
+            "NVLink",
+            "ECC",
+            "stack",
+            "arch",
+            "supports",
+        ],
     )
     print(f"\n{page.total} GPUs")
     return 0

@@ -17,12 +17,14 @@ from service.catalog.gpu_names import resolve_gpu_names
 from service.catalog.schemas import (
     GpuOut,
     GpuPage,
+    GpuSoftwareOut,
     OfferOut,
     OfferPage,
     ProfileOut,
     ProfilePage,
     ServingProfilePage,
 )
+from service.catalog.software_support import SOFTWARE_INDEX
 from service.db.snapshot import CatalogSnapshot
 from service.db.store import Store
 from service.errors import InvalidParameter, NotFound
@@ -125,7 +127,14 @@ def _page_bounds(limit: int, offset: int) -> None:
 
 def _gpu_out(snapshot: CatalogSnapshot, gpu_id: str) -> GpuOut:
     gpu = snapshot.gpus[gpu_id]
-    return GpuOut(**msgspec.structs.asdict(gpu), aliases=snapshot.aliases_by_gpu.get(gpu_id, []))
+    runs = snapshot.derive(SOFTWARE_INDEX).gpus[gpu_id]
+    return GpuOut(
+        **msgspec.structs.asdict(gpu),
+        aliases=snapshot.aliases_by_gpu.get(gpu_id, []),
+        software=GpuSoftwareOut(
+            stack=runs.stack, architecture=runs.architecture, supports=list(runs.supports)
+        ),
+    )
 
 
 def list_gpus(snapshot: CatalogSnapshot, query: GpuQuery) -> GpuPage:

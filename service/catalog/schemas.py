@@ -13,6 +13,7 @@ from solver.profiles import ServingProfile
 __all__ = [
     "GpuOut",
     "GpuPage",
+    "GpuSoftwareOut",
     "OfferKey",
     "OfferOut",
     "OfferPage",
@@ -31,6 +32,15 @@ class OfferKey(msgspec.Struct, kw_only=True):
     instance_type: str
     region: str
     gpus_per_instance: int
+
+
+class GpuSoftwareOut(msgspec.Struct, kw_only=True):
+    """What a GPU runs, from the shipped compatibility table (service/data/software_support.csv)."""
+
+    stack: Literal["cuda", "rocm"] | None
+    architecture: str | None
+    supports: list[str]
+    """Requirements a plan's ``software.requires`` may name that run on this GPU."""
 
 
 class GpuOut(msgspec.Struct, kw_only=True):
@@ -52,6 +62,7 @@ class GpuOut(msgspec.Struct, kw_only=True):
     launch_msrp_usd: float | None
     aliases: list[str]
     source: str
+    software: GpuSoftwareOut
 
 
 class GpuPage(msgspec.Struct, kw_only=True):
