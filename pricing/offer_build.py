@@ -47,6 +47,7 @@ def build_offer(
     reserved_3y: float | None,
     increment: int,
     source: str,
+    storage_read_gbps: float | None = None,
 ) -> RentalOffer:
     if price is None and spot is None:
         raise SheetRowError("price_per_hour_usd", "neither an on-demand nor a spot price")
@@ -88,4 +89,5 @@ def build_offer(
         source=source,
         reserved_1y_price_per_hour_usd=reserved_1y,
         reserved_3y_price_per_hour_usd=reserved_3y,
+        storage_read_gbps=storage_read_gbps,
     )

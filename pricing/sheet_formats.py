@@ -12,8 +12,10 @@ Formats (``format=``):
     ``reserved_1y_price_per_hour_usd``, ``reserved_3y_price_per_hour_usd`` (USD per instance-hour; at
     least an on-demand or a spot price), ``billing_increment_s`` (default 60), and optionally
     ``gpu_memory_gib``, ``vcpus``, ``memory_gib``, ``network_class``
-    (``none|ethernet|roce|infiniband|efa|gpudirect_tcpx``) and ``network_gbps`` (the instance's
-    bandwidth to other instances; empty: derived by the rules of :mod:`pricing.network`).
+    (``none|ethernet|roce|infiniband|efa|gpudirect_tcpx``), ``network_gbps`` (the instance's
+    bandwidth to other instances; empty: derived by the rules of :mod:`pricing.network`) and
+    ``storage_read_gbps`` (how fast the instance reads its local or attached storage, Gbit/s; empty:
+    not stated, and plans asking for a storage rate warn instead of rejecting the offer).
 ``cloud_catalog_csv``
     A SkyPilot catalog ``vms.csv``: ``InstanceType, AcceleratorName, AcceleratorCount, vCPUs,
     MemoryGiB, GpuInfo, Price, SpotPrice, Region, AvailabilityZone``; the provider is the one given
@@ -118,6 +120,7 @@ def _parse_rental(rows: SheetRows, sheet: SheetContext) -> ParsedOffers:
             memory=memory,
             vcpus=cell_float(row, "vcpus"),
             host_memory=cell_float(row, "memory_gib"),
+            storage_read_gbps=cell_float(row, "storage_read_gbps", positive=True),
             interconnect=None if choice is None else interconnect_named(choice),
             network_class=cell_text(row, "network_class") or None,
             network_gbps=row.get("network_gbps"),

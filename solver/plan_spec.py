@@ -12,6 +12,7 @@ import msgspec
 from msgspec import Meta
 
 from solver.gpus import Interconnect
+from solver.host import HostSpec
 from solver.serving_spec import MAX_REQUEST_CLASSES, RequestClass, ServingSlo
 from solver.software import SoftwareSpec
 from solver.workload import JobSpec
@@ -129,6 +130,15 @@ class PlanRequest(JobSpec, forbid_unknown_fields=True, kw_only=True):
         | None
     ) = None
     constraints: PlanConstraints = msgspec.field(default_factory=PlanConstraints)
+    host: (
+        Annotated[
+            HostSpec,
+            Meta(
+                description="What each GPU needs from its host: vCPUs, host memory, storage reads (rentals)."
+            ),
+        ]
+        | None
+    ) = None
     software: (
         Annotated[
             SoftwareSpec,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from service.plans.inputs import PlanInputs, PlanSettings
 from service.plans.render import (
     PlanStamp,
+    host_warnings,
     owned_ref,
     plan_status,
     price_sheets_used,
@@ -78,7 +79,11 @@ class JobPlans:
             alternatives=_alternatives(result),
             rejected=rejected_gpus(inputs.snapshot, result.rejected),
             pareto=_pareto(result),
-            warnings=[*candidate_warnings(chosen), *stale_warnings(sheets)],
+            warnings=[
+                *candidate_warnings(chosen),
+                *host_warnings(inputs.supplies, [chosen.supply]),
+                *stale_warnings(sheets),
+            ],
             price_sheet=sheets,
             solver=_solver(result, request, inputs.supplies.passed_over, stamp.total_ms),
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -13,12 +13,21 @@ import msgspec
 
 from service.db.snapshot import CatalogSnapshot
 from service.plans.schemas import OwnedRef, PriceSheetsOut, PriceSheetUse, RejectedGpu, RejectionOut
+from service.plans.supply import SupplySet
 from solver.candidates import Supply
 from solver.mip import SolveOutcome
 from solver.plan_spec import Acquisition
 from solver.plan_warnings import PlanWarning
 
-__all__ = ["PlanStamp", "owned_ref", "plan_status", "price_sheets_used", "rejected_gpus", "stale_warnings"]
+__all__ = [
+    "PlanStamp",
+    "host_warnings",
+    "owned_ref",
+    "plan_status",
+    "price_sheets_used",
+    "rejected_gpus",
+    "stale_warnings",
+]
 
 _SHEET_KINDS: Mapping[Acquisition, frozenset[str]] = {
     "rent": frozenset({"rental"}),
@@ -106,5 +115,29 @@ def owned_ref(supply: Supply, utilization: float) -> OwnedRef | None:
         interconnect=supply.interconnect,
         network=supply.network,
         utilization=utilization,
-        assumptions=[supply.price_source, f"network between nodes: {supply.network.rule}"],
+        assumptions=[
+            supply.price_source,
+            f"network between nodes: {supply.network.rule}",
+            "host: the buyer configures each server's CPUs, memory and storage, so the request's host"
+            " requirements (and any CPU offload) are met",
+        ],
     )
+
+
+def host_warnings(supplies: SupplySet, chosen: Iterable[Supply]) -> list[PlanWarning]:
+    """A ``host_unknown`` warning for each chosen rental whose offer does not state a host number the
+    request asks about (it was kept: "where known")."""
+    found = []
+    for supply in chosen:
+        missing = supplies.host_unknown.get(supply.supply_id)
+        if missing:
+            found.append(
+                PlanWarning(
+                    code="host_unknown",
+                    message=(
+                        f"{supply.provider} {supply.instance_type or supply.supply_id} does not state what host."
+                        f"{', host.'.join(missing)} asks about: check it before renting"
+                    ),
+                )
+            )
+    return found

@@ -62,3 +62,35 @@ def test_a_sheet_without_its_required_columns_is_one_problem(name: SheetFormat) 
     body = json.dumps([{c: "1" for c in spec.required[1:]}]) if spec.json else f"{header}\n{'1,' * 3}\n"
     rows, problems = spec.read(body.encode(), "x")
     assert rows == [] and [p.column for p in problems] == [spec.required[0]]
+
+
+@pytest.mark.parametrize("name", ["rental_csv", "rental_json"])
+def test_rental_sheets_carry_the_optional_storage_read_rate(name: SheetFormat, store: Store) -> None:
+    spec = SHEET_FORMATS[name]
+    rows = [
+        {
+            "provider": "acme",
+            "instance_type": f"a{i}",
+            "gpu": "L4",
+            "gpus_per_instance": "1",
+            "region": "eu",
+            "price_per_hour_usd": "0.5",
+            "storage_read_gbps": rate,
+        }
+        for i, rate in enumerate(("12.5", "", "-3"))
+    ]
+    body = (
+        json.dumps(rows).encode()
+        if name == "rental_json"
+        else (",".join(rows[0]) + "\n" + "\n".join(",".join(r.values()) for r in rows) + "\n").encode()
+    )
+    read, problems = spec.read(body, f"x.{spec.extension}")
+    assert problems == []
+    snapshot = store.snapshot
+    sheet = SheetContext(
+        file="x", source="t", provider="acme", aliases=snapshot.alias_table(), gpus=snapshot.gpus
+    )
+    parsed = spec.parse(read, sheet)
+    assert isinstance(parsed, ParsedOffers)
+    assert [o.storage_read_gbps for o in parsed.offers] == [12.5, None]
+    assert [p.column for p in parsed.problems] == ["storage_read_gbps"]  # a negative rate
