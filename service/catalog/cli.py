@@ -9,13 +9,16 @@ from service.catalog.queries import OFFER_SORTS, GpuQuery, OfferQuery, list_gpus
 from service.console import print_json, print_table
 from service.db.store import Store
 from solver.network import NETWORK_CLASSES
+from solver.software import REQUIREMENTS
 
 __all__ = ["register"]
 
 
 def _cmd_gpus(args: argparse.Namespace) -> int:
     with Store.open(args.db) as store:
-        query = GpuQuery(vendor=args.vendor, min_memory_gib=args.min_memory_gib, limit=1000)
+        query = GpuQuery(
+            vendor=args.vendor, min_memory_gib=args.min_memory_gib, supports=args.supports, limit=1000
+        )
         page = list_gpus(store.snapshot, query)
     if args.json:
         print_json(page)
@@ -102,6 +105,7 @@ def register(sub: Any) -> None:
     gpus.add_argument("--db", default=argparse.SUPPRESS)
     gpus.add_argument("--vendor")
     gpus.add_argument("--min-memory-gib", type=float)
+    gpus.add_argument("--supports", choices=REQUIREMENTS, help="only GPUs that run this software requirement")
     gpus.add_argument("--json", action="store_true", help="print JSON")
     gpus.set_defaults(func=_cmd_gpus)
 

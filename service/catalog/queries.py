@@ -30,6 +30,7 @@ from service.db.store import Store
 from service.errors import InvalidParameter, NotFound
 from solver.gpus import INTERCONNECT_RANK
 from solver.network import Network, NetworkClass
+from solver.software import REQUIREMENTS
 
 __all__ = [
     "OFFER_SORTS",
@@ -77,6 +78,7 @@ class GpuQuery(msgspec.Struct, frozen=True, kw_only=True):
     min_memory_gib: float | None = None
     nvlink: bool | None = None
     ecc: bool | None = None
+    supports: str | None = None
     limit: int = 100
     offset: int = 0
 
@@ -150,6 +152,10 @@ def list_gpus(snapshot: CatalogSnapshot, query: GpuQuery) -> GpuPage:
         gpus = [g for g in gpus if g.nvlink is query.nvlink]
     if query.ecc is not None:
         gpus = [g for g in gpus if g.ecc is query.ecc]
+    if query.supports is not None:
+        requirement = _known(query.supports, frozenset(REQUIREMENTS), "supports", "requirement")
+        runs = snapshot.derive(SOFTWARE_INDEX).gpus
+        gpus = [g for g in gpus if requirement in runs[g.gpu_id].supports]
     gpus.sort(key=lambda g: g.name.casefold())
     window = gpus[query.offset : query.offset + query.limit]
     return GpuPage(

@@ -35,6 +35,7 @@ from service.http import MAX_UPLOAD_BYTES, Limit, Offset, allow_header_handler, 
 from service.price_sheets.sources import validate_source_name
 from service.problems import problem_responses
 from solver.network import NetworkClass
+from solver.software import Requirement
 
 __all__ = ["ROUTES"]
 
@@ -50,12 +51,21 @@ def list_gpus_handler(
     ] = None,
     nvlink: Annotated[bool | None, QueryParameter(description="Has NVLink")] = None,
     ecc: Annotated[bool | None, QueryParameter(description="Has ECC memory")] = None,
+    supports: Annotated[
+        Requirement | None, QueryParameter(description="Runs this software requirement (software.supports)")
+    ] = None,
     limit: Limit = 100,
     offset: Offset = 0,
 ) -> GpuPage:
-    """Every GPU of the catalog with specs, aliases and sources, filterable."""
+    """Every GPU of the catalog with specs, aliases, sources and software support, filterable."""
     query = GpuQuery(
-        vendor=vendor, min_memory_gib=min_memory_gib, nvlink=nvlink, ecc=ecc, limit=limit, offset=offset
+        vendor=vendor,
+        min_memory_gib=min_memory_gib,
+        nvlink=nvlink,
+        ecc=ecc,
+        supports=supports,
+        limit=limit,
+        offset=offset,
     )
     return list_gpus(store.snapshot, query)
 

@@ -59,3 +59,18 @@ def test_cli_gpus_prints_stack_and_support(cli_db: str, capsys: pytest.CaptureFi
     assert main(["gpus", "--db", cli_db, "--json"]) == 0
     items = json.loads(capsys.readouterr().out)["items"]
     assert next(g for g in items if g["gpu_id"] == "h100-sxm")["software"]["architecture"] == "hopper"
+
+
+def test_gpus_filter_by_what_they_support(client: Client) -> None:
+    page = client.get("/v1/gpus", params={"supports": "flash_attention_3", "limit": 1000}).json()["items"]
+    assert page and {g["software"]["architecture"] for g in page} == {"hopper"}
+    assert "h100-sxm" in {g["gpu_id"] for g in page}
+    bad = client.get("/v1/gpus", params={"supports": "flash_attention_9"})
+    assert bad.status_code == 400 and "supports" in bad.text
+
+
+def test_cli_gpus_supports_filter(cli_db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["gpus", "--db", cli_db, "--supports", "tensorrt_llm", "--json"]) == 0
+    items = json.loads(capsys.readouterr().out)["items"]
+    assert items and all(g["vendor"] == "NVIDIA" for g in items)
+    assert all(g["software"]["architecture"] in ("ampere", "ada", "hopper", "blackwell") for g in items)
