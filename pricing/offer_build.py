@@ -63,6 +63,7 @@ def build_offer(
     increment: int,
     source: str,
     mig_profile: str | None = None,
+    storage_read_gbps: float | None = None,
 ) -> RentalOffer:
     """The offer of one row; with ``mig_profile``, of ``count`` MIG slices of ``gpu`` (never linked to
     each other: interconnect ``none``)."""
@@ -115,4 +116,5 @@ def build_offer(
         reserved_1y_price_per_hour_usd=reserved_1y,
         reserved_3y_price_per_hour_usd=reserved_3y,
         mig_profile=mig_profile,
+        storage_read_gbps=storage_read_gbps,
     )

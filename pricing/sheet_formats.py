@@ -12,8 +12,10 @@ Formats (``format=``):
     ``reserved_1y_price_per_hour_usd``, ``reserved_3y_price_per_hour_usd`` (USD per instance-hour; at
     least an on-demand or a spot price), ``billing_increment_s`` (default 60), and optionally
     ``gpu_memory_gib``, ``vcpus``, ``memory_gib``, ``network_class``
-    (``none|ethernet|roce|infiniband|efa|gpudirect_tcpx``) and ``network_gbps`` (the instance's
-    bandwidth to other instances; empty: derived by the rules of :mod:`pricing.network`), and
+    (``none|ethernet|roce|infiniband|efa|gpudirect_tcpx``), ``network_gbps`` (the instance's
+    bandwidth to other instances; empty: derived by the rules of :mod:`pricing.network`),
+    ``storage_read_gbps`` (how fast the instance reads its local or attached storage, Gbit/s; empty:
+    not stated, and plans asking for a storage rate warn instead of rejecting the offer) and
     ``mig_profile`` (``1g.10gb``: the row rents ``gpus_per_instance`` MIG slices of that profile of
     ``gpu``, never linked to each other; a profile the GPU lacks is a row problem).
 ``cloud_catalog_csv``
@@ -132,6 +134,7 @@ def _parse_rental(rows: SheetRows, sheet: SheetContext) -> ParsedOffers:
             memory=memory,
             vcpus=cell_float(row, "vcpus"),
             host_memory=cell_float(row, "memory_gib"),
+            storage_read_gbps=cell_float(row, "storage_read_gbps", positive=True),
             interconnect=None if choice is None else interconnect_named(choice),
             network_class=cell_text(row, "network_class") or None,
             network_gbps=row.get("network_gbps"),

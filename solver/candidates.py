@@ -49,7 +49,17 @@ __all__ = [
 ]
 
 RejectionReason = Literal[
-    "filter", "ecc", "interconnect", "network", "quota", "memory", "throughput", "deadline", "budget"
+    "filter",
+    "software",
+    "host",
+    "ecc",
+    "interconnect",
+    "network",
+    "quota",
+    "memory",
+    "throughput",
+    "deadline",
+    "budget",
 ]
 ThroughputFn = Callable[[ResolvedWorkload, GpuSpec, int, Topology], ThroughputEstimate]
 """Throughput of a workload on ``n`` GPUs of one type placed as ``topology`` says (total, all GPUs)."""
@@ -75,6 +85,8 @@ class Supply(msgspec.Struct, frozen=True, kw_only=True):
     region: str | None = None
     price_source: str = ""
     sheet_version: int | None = None
+    host_ram_gib_per_gpu: float | None = None
+    """The offer's host memory per GPU (None: not stated, or owned: the buyer sizes it)."""
 
 
 class WorkAmount(msgspec.Struct, frozen=True, kw_only=True):
@@ -172,6 +184,7 @@ _SHARED_MEMORY: dict[tuple[bytes, int, int, str, str], _MemoryEntry] = {}
 _SHARED_FITS: dict[tuple[bytes, int, int, str, float], list[_Layout] | str] = {}
 _SHARED_MEMORY_LIMIT: Final = 50_000
 _MEMO_LIMIT: Final = 20_000
+_PAGED: Final = frozenset({"paged_adamw", "paged_adamw_8bit"})
 """Entries a caller's memo may hold before step tables stop being added to it."""
 
 
@@ -183,6 +196,11 @@ class _MemoryCache:
     def __init__(self, template: Workload) -> None:
         self._template = template
         self._key = msgspec.json.encode(template)
+        self.uses_host = template.kind in ("train", "fine_tune") and (
+            template.offload != "none" or template.optimizer in _PAGED
+        )
+        """Whether layouts may need host memory (``MemoryEstimate.host_ram_gib``): CPU offload and
+        paged optimizer state are the memory model's only host-side terms, both training-only."""
 
     def recomputes(self) -> tuple[Recompute, ...]:
         """The checkpointing levels to try: the stated one, or all (least first) when left out."""
@@ -251,6 +269,10 @@ def _shape_steps(
         if isinstance(options, str):
             steps.append(_Step(units, gpu_count, None, None, ("memory", options)))
             continue
+        options = _host_fits(options, supply.host_ram_gib_per_gpu if memory.uses_host else None)
+        if isinstance(options, str):
+            steps.append(_Step(units, gpu_count, None, None, ("host", options)))
+            continue
         if units > 1 and not options[0].resolved.is_inference and not spans_instances(supply.network):
             detail = f"{units} instances cannot synchronise training: {supply.network.rule}"
             steps.append(_Step(units, gpu_count, None, None, ("network", detail)))
@@ -262,6 +284,18 @@ def _shape_steps(
         layout, rate = chosen
         steps.append(_Step(units, gpu_count, layout, rate, None))
     return steps
+
+
+def _host_fits(options: list[_Layout], host_ram_gib: float | None) -> list[_Layout] | str:
+    """The layouts whose host memory per GPU (CPU offload, paged optimizer state) the supply's host
+    holds, or why none does; ``None``: the host is not known or is sized by the buyer (owned)."""
+    if host_ram_gib is None:
+        return options
+    fitting = [o for o in options if o.memory.host_ram_gib <= host_ram_gib]
+    if fitting:
+        return fitting
+    need = min(o.memory.host_ram_gib for o in options)
+    return f"needs {need:,.1f} GiB of host memory per GPU (offloaded or paged state); the offer has {host_ram_gib:g} GiB per GPU"
 
 
 def _candidate(
@@ -421,6 +455,7 @@ def enumerate_candidates(
             supply.interconnect,
             supply.network.network_class,
             supply.network.gbps,
+            supply.host_ram_gib_per_gpu if memory.uses_host else None,
         )
         steps = shapes.get((shape, max_gpus))
         if steps is None:

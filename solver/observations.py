@@ -86,6 +86,10 @@ _GENERATIONS: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
         (r"^p100", "pascal"),
         (r"^mi3[02]\d", "cdna3"),
         (r"^mi35\d", "cdna4"),
+        (r"^mi2\d\d", "cdna2"),
+        (r"mi(25|50|60)$", "gcn5"),
+        (r"^k\d\d$", "kepler"),
+        (r"^m\d\d$", "maxwell"),
     )
 )
 

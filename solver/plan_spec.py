@@ -12,8 +12,10 @@ import msgspec
 from msgspec import Meta
 
 from solver.gpus import Interconnect
+from solver.host import HostSpec
 from solver.job_terms import DataSpec, ReliabilitySpec
 from solver.serving_spec import MAX_REQUEST_CLASSES, RequestClass, ServingSlo
+from solver.software import SoftwareSpec
 from solver.workload import JobSpec
 
 __all__ = [
@@ -145,3 +147,19 @@ class PlanRequest(JobSpec, forbid_unknown_fields=True, kw_only=True):
         | None
     ) = None
     constraints: PlanConstraints = msgspec.field(default_factory=PlanConstraints)
+    host: (
+        Annotated[
+            HostSpec,
+            Meta(
+                description="What each GPU needs from its host: vCPUs, host memory, storage reads (rentals)."
+            ),
+        ]
+        | None
+    ) = None
+    software: (
+        Annotated[
+            SoftwareSpec,
+            Meta(description="The stack (cuda, rocm, any) and the libraries or kernels the job needs."),
+        ]
+        | None
+    ) = None

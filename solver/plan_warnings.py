@@ -11,6 +11,8 @@ The MILP optimises the central estimate; these say how far to trust it:
 - ``multi_instance_ethernet``: training spans instances over an ethernet-class network, where gradient
   synchronisation is slow and the estimate least certain;
 - ``low_confidence_capacity`` (serving): a replica's capacity is derived with low confidence;
+- ``host_unknown``: the chosen rental offer does not state a host number the job needs (host memory
+  for CPU offload here; the service adds the request's ``host`` numbers), so it could not be checked;
 - ``price_sheet_stale`` is raised by the service, which knows the sheets' ages.
 
 :func:`hours_band` turns the throughput band into the band of compute hours; :func:`complete_bands`
@@ -45,6 +47,7 @@ WarningCode = Literal[
     "multi_instance_ethernet",
     "low_confidence_capacity",
     "price_sheet_stale",
+    "host_unknown",
 ]
 LONG_RUN_DAYS: Final = 30
 ETHERNET_CLASSES: Final = frozenset({"ethernet"})
@@ -147,6 +150,17 @@ def candidate_warnings(candidate: Candidate) -> list[PlanWarning]:
                     f"training spans {candidate.units} instances over {network.network_class} "
                     f"({network.gbps:g} Gbit/s): the job keeps {kept} of linear scaling, and gradient "
                     "synchronisation over such networks varies a lot"
+                ),
+            )
+        )
+    supply = candidate.supply
+    if memory.host_ram_gib > 0 and supply.acquisition == "rent" and supply.host_ram_gib_per_gpu is None:
+        found.append(
+            PlanWarning(
+                code="host_unknown",
+                message=(
+                    f"the job keeps {memory.host_ram_gib:,.1f} GiB per GPU in host memory (offloaded or paged "
+                    f"state), and {supply.instance_type} does not state its host memory: check it holds that"
                 ),
             )
         )

@@ -109,7 +109,16 @@ def choose(
 ) -> tuple[int | None, SolveOutcome]:
     """The one-hot MILP: index of the chosen candidate (``None`` when infeasible) and the outcome."""
     problem = pulp.LpProblem("plan", pulp.LpMinimize)
-    xs = [problem.add_variable(f"x{i}", 0, 1, "Binary") for i in range(len(candidates))]
+
+    def allowed(c: Candidate) -> bool:
+        """Exactly within the limits (the solver's feasibility tolerance would let 1e-9 over pass)."""
+        return (deadline_hours is None or c.charges.deadline_hours <= deadline_hours) and (
+            budget_usd is None or c.cost_usd <= budget_usd
+        )
+
+    xs = [
+        problem.add_variable(f"x{i}", 0, 1 if allowed(c) else 0, "Binary") for i, c in enumerate(candidates)
+    ]
     cost = pulp.lpSum(c.cost_usd * x for c, x in zip(candidates, xs, strict=True))
     hours = pulp.lpSum(c.hours * x for c, x in zip(candidates, xs, strict=True))
     problem += cost if objective == "cost" else hours

@@ -10,13 +10,20 @@ from service.catalog.schemas import GpuOut
 from service.console import print_json, print_table
 from service.db.store import Store
 from solver.network import NETWORK_CLASSES
+from solver.software import REQUIREMENTS
 
 __all__ = ["register"]
 
 
 def _cmd_gpus(args: argparse.Namespace) -> int:
     with Store.open(args.db) as store:
-        query = GpuQuery(vendor=args.vendor, min_memory_gib=args.min_memory_gib, mig=args.mig, limit=1000)
+        query = GpuQuery(
+            vendor=args.vendor,
+            min_memory_gib=args.min_memory_gib,
+            mig=args.mig,
+            supports=args.supports,
+            limit=1000,
+        )
         page = list_gpus(store.snapshot, query)
     if args.json:
         print_json(page)
@@ -36,10 +43,26 @@ def _cmd_gpus(args: argparse.Namespace) -> int:
                     g.tdp_w,
                     g.nvlink,
                     g.ecc,
+                    g.software.stack,
+                    g.software.architecture,
+                    ",".join(g.software.supports),
                 )
                 for g in page.items
             ],
-            ["id", "name", "vendor", "mem GiB", "TB/s", "bf16 TFLOPS", "TDP W", "NVLink", "ECC"],
+            [
+                "id",
+                "name",
+                "vendor",
+                "mem GiB",
+                "TB/s",
+                "bf16 TFLOPS",
+                "TDP W",
+                "NVLink",
+                "ECC",
+                "stack",
+                "arch",
+                "supports",
+            ],
         )
     print(f"\n{page.total} {'MIG slices' if args.mig else 'GPUs'}")
     return 0
@@ -109,6 +132,7 @@ def register(sub: Any) -> None:
     gpus.add_argument("--vendor")
     gpus.add_argument("--min-memory-gib", type=float)
     gpus.add_argument("--mig", action="store_true", help="list the MIG slices of the GPUs instead")
+    gpus.add_argument("--supports", choices=REQUIREMENTS, help="only GPUs that run this software requirement")
     gpus.add_argument("--json", action="store_true", help="print JSON")
     gpus.set_defaults(func=_cmd_gpus)
 

@@ -17,6 +17,7 @@ from service.catalog.gpu_names import resolve_gpu_names, resolve_slice
 from service.catalog.schemas import (
     GpuOut,
     GpuPage,
+    GpuSoftwareOut,
     MigSliceOut,
     OfferOut,
     OfferPage,
@@ -24,12 +25,14 @@ from service.catalog.schemas import (
     ProfilePage,
     ServingProfilePage,
 )
+from service.catalog.software_support import SOFTWARE_INDEX
 from service.db.snapshot import CatalogSnapshot
 from service.db.store import Store
 from service.errors import InvalidParameter, NotFound
 from solver.gpus import INTERCONNECT_RANK, GpuSpec
 from solver.mig import SliceSpec
 from solver.network import Network, NetworkClass
+from solver.software import REQUIREMENTS
 
 __all__ = [
     "OFFER_SORTS",
@@ -79,6 +82,7 @@ class GpuQuery(msgspec.Struct, frozen=True, kw_only=True):
     ecc: bool | None = None
     mig: bool = False
     """List MIG slices (each with its parent) instead of whole GPUs."""
+    supports: str | None = None
     limit: int = 100
     offset: int = 0
 
@@ -133,6 +137,8 @@ _GPU_FIELDS: Final = GpuSpec.__struct_fields__
 def _gpu_out(snapshot: CatalogSnapshot, gpu_id: str) -> GpuOut:
     gpu = snapshot.gpu_spec(gpu_id)
     fields = {name: getattr(gpu, name) for name in _GPU_FIELDS}
+    runs = snapshot.derive(SOFTWARE_INDEX).gpus[_whole_gpu_id(gpu)]
+    software = GpuSoftwareOut(stack=runs.stack, architecture=runs.architecture, supports=list(runs.supports))
     if isinstance(gpu, SliceSpec):
         share = MigSliceOut(
             compute_fraction=gpu.compute_fraction,
@@ -140,10 +146,22 @@ def _gpu_out(snapshot: CatalogSnapshot, gpu_id: str) -> GpuOut:
             max_count=gpu.slices_per_gpu,
         )
         return GpuOut(
-            **fields, aliases=[], parent_gpu_id=gpu.parent_gpu_id, mig_profile=gpu.mig_profile, mig=share
+            **fields,
+            aliases=[],
+            software=software,
+            parent_gpu_id=gpu.parent_gpu_id,
+            mig_profile=gpu.mig_profile,
+            mig=share,
         )
     slices = [s.gpu_id for s in snapshot.mig_slices.values() if s.parent_gpu_id == gpu_id]
-    return GpuOut(**fields, aliases=snapshot.aliases_by_gpu.get(gpu_id, []), mig_slices=slices)
+    return GpuOut(
+        **fields, aliases=snapshot.aliases_by_gpu.get(gpu_id, []), software=software, mig_slices=slices
+    )
+
+
+def _whole_gpu_id(gpu: GpuSpec) -> str:
+    """The GPU a slice is cut from (its software is its parent's); a whole GPU's own id."""
+    return gpu.parent_gpu_id if isinstance(gpu, SliceSpec) else gpu.gpu_id
 
 
 def list_gpus(snapshot: CatalogSnapshot, query: GpuQuery) -> GpuPage:
@@ -160,6 +178,10 @@ def list_gpus(snapshot: CatalogSnapshot, query: GpuQuery) -> GpuPage:
         gpus = [g for g in gpus if g.nvlink is query.nvlink]
     if query.ecc is not None:
         gpus = [g for g in gpus if g.ecc is query.ecc]
+    if query.supports is not None:
+        requirement = _known(query.supports, frozenset(REQUIREMENTS), "supports", "requirement")
+        runs = snapshot.derive(SOFTWARE_INDEX).gpus
+        gpus = [g for g in gpus if requirement in runs[_whole_gpu_id(g)].supports]
     gpus.sort(key=lambda g: g.name.casefold())
     window = gpus[query.offset : query.offset + query.limit]
     return GpuPage(

@@ -35,6 +35,7 @@ from service.http import MAX_UPLOAD_BYTES, Limit, Offset, allow_header_handler, 
 from service.price_sheets.sources import validate_source_name
 from service.problems import problem_responses
 from solver.network import NetworkClass
+from solver.software import Requirement
 
 __all__ = ["ROUTES"]
 
@@ -57,17 +58,21 @@ def list_gpus_handler(
             " instead of the whole GPUs"
         ),
     ] = False,
+    supports: Annotated[
+        Requirement | None, QueryParameter(description="Runs this software requirement (software.supports)")
+    ] = None,
     limit: Limit = 100,
     offset: Offset = 0,
 ) -> GpuPage:
-    """Every GPU of the catalog with specs, aliases and sources (or, with ``mig=true``, every MIG
-    slice), filterable."""
+    """Every GPU of the catalog with specs, aliases, sources and software support (or, with
+    ``mig=true``, every MIG slice), filterable."""
     query = GpuQuery(
         vendor=vendor,
         min_memory_gib=min_memory_gib,
         nvlink=nvlink,
         ecc=ecc,
         mig=mig,
+        supports=supports,
         limit=limit,
         offset=offset,
     )

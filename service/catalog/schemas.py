@@ -13,6 +13,7 @@ from solver.profiles import ServingProfile
 __all__ = [
     "GpuOut",
     "GpuPage",
+    "GpuSoftwareOut",
     "MigSliceOut",
     "OfferKey",
     "OfferOut",
@@ -43,6 +44,15 @@ class MigSliceOut(msgspec.Struct, kw_only=True):
     """Slices of this profile one parent GPU holds at most."""
 
 
+class GpuSoftwareOut(msgspec.Struct, kw_only=True):
+    """What a GPU runs, from the shipped compatibility table (service/data/software_support.csv)."""
+
+    stack: Literal["cuda", "rocm"] | None
+    architecture: str | None
+    supports: list[str]
+    """Requirements a plan's ``software.requires`` may name that run on this GPU."""
+
+
 class GpuOut(msgspec.Struct, kw_only=True):
     """A canonical GPU with its specs, the other names it goes by, and where the numbers come from.
 
@@ -67,6 +77,7 @@ class GpuOut(msgspec.Struct, kw_only=True):
     launch_msrp_usd: float | None
     aliases: list[str]
     source: str
+    software: GpuSoftwareOut
     parent_gpu_id: str | None = None
     mig_profile: str | None = None
     mig: MigSliceOut | None = None

@@ -19,6 +19,7 @@ from service.errors import InvalidParameter
 from service.plans.inputs import PlanInputs, PlanSettings
 from service.plans.render import (
     PlanStamp,
+    host_warnings,
     mig_ref,
     owned_ref,
     plan_status,
@@ -178,7 +179,11 @@ class ServingFleets:
             best_single_type=_single_out(inputs, solved, type_of),
             saving_vs_single_type=None if single is None else _saving(fleet, single, hours),
             rejected=rejected_gpus(inputs.snapshot, solved.rejected),
-            warnings=[*_capacity_warnings(type_of, fleet), *stale_warnings(sheets)],
+            warnings=[
+                *_capacity_warnings(type_of, fleet),
+                *host_warnings(inputs.supplies, _chosen_supplies(solved)),
+                *stale_warnings(sheets),
+            ],
             price_sheet=sheets,
             solver=FleetSolverOut(
                 backend=fleet.outcome.backend,
@@ -279,6 +284,15 @@ def _capacity(
             index=index,
         )
     return cast(Capacity, found)
+
+
+def _chosen_supplies(solved: SolvedFleet) -> list[Supply]:
+    """The supplies behind the fleet's replica types, each once."""
+    chosen = {}
+    for type_id in sorted(solved.fleet.instances):
+        supply = solved.options.supply_of[type_id]
+        chosen[supply.supply_id] = supply
+    return list(chosen.values())
 
 
 def _usable(options: ReplicaOptions) -> set[str]:

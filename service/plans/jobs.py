@@ -10,6 +10,7 @@ from service.plans.charges_out import cost_out, data_out, pricing_options, relia
 from service.plans.inputs import PlanInputs, PlanSettings
 from service.plans.render import (
     PlanStamp,
+    host_warnings,
     mig_ref,
     owned_ref,
     plan_status,
@@ -91,7 +92,11 @@ class JobPlans:
             rejected=rejected_gpus(inputs.snapshot, result.rejected),
             pareto=_pareto(result),
             pricing_options=pricing_options(result),
-            warnings=[*candidate_warnings(chosen), *stale_warnings(sheets)],
+            warnings=[
+                *candidate_warnings(chosen),
+                *host_warnings(inputs.supplies, [chosen.supply]),
+                *stale_warnings(sheets),
+            ],
             price_sheet=sheets,
             solver=_solver(result, request, inputs.supplies.passed_over, stamp.total_ms),
         )

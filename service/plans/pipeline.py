@@ -22,6 +22,7 @@ from service.plans.jobs import JobPlans
 from service.plans.owned import OWNED_SUPPLIES
 from service.plans.render import PlanStamp
 from service.plans.schemas import AnyPlan
+from service.plans.software_filter import software_filter
 from service.plans.supply import RENTAL_SUPPLIES, SupplyFilter, SupplySet
 from service.plans.throughput import ThroughputCache
 from solver.plan_spec import PlanRequest
@@ -112,7 +113,7 @@ class PlanService:
             template=template,
             resolved=resolved,
             spec=spec,
-            supplies=_supplies(snapshot, request, filters),
+            supplies=software_filter(snapshot, request, resolved, _supplies(snapshot, request, filters)),
         )
 
     def _save(self, plan: AnyPlan, request: PlanRequest) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -20,6 +20,7 @@ from service.plans.schemas import (
     RejectedGpu,
     RejectionOut,
 )
+from service.plans.supply import SupplySet
 from solver.candidates import Supply
 from solver.mig import SliceSpec, parent_gpus_for
 from solver.mip import SolveOutcome
@@ -28,6 +29,7 @@ from solver.plan_warnings import PlanWarning
 
 __all__ = [
     "PlanStamp",
+    "host_warnings",
     "mig_ref",
     "owned_ref",
     "plan_status",
@@ -122,7 +124,12 @@ def owned_ref(supply: Supply, utilization: float) -> OwnedRef | None:
         interconnect=supply.interconnect,
         network=supply.network,
         utilization=utilization,
-        assumptions=[supply.price_source, f"network between nodes: {supply.network.rule}"],
+        assumptions=[
+            supply.price_source,
+            f"network between nodes: {supply.network.rule}",
+            "host: the buyer configures each server's CPUs, memory and storage, so the request's host"
+            " requirements (and any CPU offload) are met",
+        ],
     )
 
 
@@ -147,3 +154,22 @@ def mig_ref(snapshot: CatalogSnapshot, supply: Supply, slices: int) -> MigOut | 
         parent_gpus=parents,
         summary=f"{slices} × {spec.mig_profile} on {on}",
     )
+
+
+def host_warnings(supplies: SupplySet, chosen: Iterable[Supply]) -> list[PlanWarning]:
+    """A ``host_unknown`` warning for each chosen rental whose offer does not state a host number the
+    request asks about (it was kept: "where known")."""
+    found = []
+    for supply in chosen:
+        missing = supplies.host_unknown.get(supply.supply_id)
+        if missing:
+            found.append(
+                PlanWarning(
+                    code="host_unknown",
+                    message=(
+                        f"{supply.provider} {supply.instance_type or supply.supply_id} does not state what host."
+                        f"{', host.'.join(missing)} asks about: check it before renting"
+                    ),
+                )
+            )
+    return found

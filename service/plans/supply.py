@@ -25,8 +25,9 @@ from service.catalog.gpu_names import resolve_gpu_names, resolve_slice
 from service.db.snapshot import CatalogSnapshot, CurrentOffer, Derived
 from service.errors import InvalidParameter
 from service.plans.schemas import OfferRef
-from solver.candidates import Rejection, Supply
+from solver.candidates import Rejection, RejectionReason, Supply
 from solver.gpus import Interconnect
+from solver.host import HostSpec, host_shortfall, host_unknown
 from solver.mig import slice_id
 from solver.network import Network
 from solver.plan_spec import PlanRequest
@@ -169,6 +170,8 @@ class SupplyFilter(msgspec.Struct, frozen=True, kw_only=True):
     gpus: frozenset[str] | None
     excluded: frozenset[str]
     spot: bool
+    host: HostSpec | None = None
+    """What each GPU needs from its host (rentals only; None when nothing is asked)."""
 
     @classmethod
     def of(cls, snapshot: CatalogSnapshot, request: PlanRequest) -> SupplyFilter:
@@ -185,6 +188,7 @@ class SupplyFilter(msgspec.Struct, frozen=True, kw_only=True):
             gpus=_gpu_ids(snapshot, limits.gpus, "constraints.gpus"),
             excluded=_gpu_ids(snapshot, limits.exclude_gpus, "constraints.exclude_gpus") or frozenset(),
             spot=limits.spot,
+            host=request.host if renting and request.host is not None and request.host.asks() else None,
         )
 
     def keeps_gpu(self, gpu_id: str) -> bool:
@@ -200,6 +204,8 @@ class SupplySet(msgspec.Struct, frozen=True, kw_only=True):
     """Offers passed over: a cheaper interchangeable offer was kept, or they failed a filter."""
     offers: dict[str, OfferRef]
     """The offer each rented supply prices, by supply id."""
+    host_unknown: dict[str, tuple[str, ...]] = msgspec.field(default_factory=dict)
+    """Rented supplies whose offer does not state a host number the request asks about (by supply id)."""
 
 
 def _rented(group: OfferGroup, price: float, current: CurrentOffer) -> tuple[Supply, OfferRef]:
@@ -220,6 +226,9 @@ def _rented(group: OfferGroup, price: float, current: CurrentOffer) -> tuple[Sup
         region=offer.region,
         price_source=f"price sheet version {current.sheet_version} ({offer.source})",
         sheet_version=current.sheet_version,
+        host_ram_gib_per_gpu=None
+        if offer.host_memory_gib is None
+        else offer.host_memory_gib / offer.gpus_per_instance,
     )
     ref = OfferRef(
         offer_id=offer.offer_id,
@@ -249,41 +258,69 @@ def _group_rejection(index: SupplyIndex, group: OfferGroup, filters: SupplyFilte
     return None
 
 
+def _first_with_host(
+    group: OfferGroup, allowed: list[tuple[float, CurrentOffer]], host: HostSpec
+) -> tuple[float, CurrentOffer] | str:
+    """The cheapest allowed offer whose stated host numbers meet ``host``, or why the first falls short."""
+    short = ""
+    for price, current in allowed:
+        offer = current.offer
+        why = host_shortfall(
+            host, group.gpus_per_instance, offer.vcpus, offer.host_memory_gib, offer.storage_read_gbps
+        )
+        if why is None:
+            return price, current
+        short = short or f"no offer meets the host requirement: {offer.instance_type} has {why}"
+    return short
+
+
 def rental_supplies(index: SupplyIndex, filters: SupplyFilter) -> SupplySet:
     """The cheapest offer of each group that passes the filters, as a supply."""
     rejections: dict[tuple[str, str], Rejection] = {}
 
-    def reject(gpu_id: str, detail: str) -> None:
-        rejections.setdefault((gpu_id, detail), Rejection(gpu_id=gpu_id, reason="filter", detail=detail))
+    def reject(gpu_id: str, detail: str, reason: RejectionReason = "filter") -> None:
+        rejections.setdefault((gpu_id, detail), Rejection(gpu_id=gpu_id, reason=reason, detail=detail))
 
     supplies: list[Supply] = []
     offers: dict[str, OfferRef] = {}
+    unknown: dict[str, tuple[str, ...]] = {}
     passed_over = 0
-    providers, regions = filters.providers, filters.regions  # the hot loop below: no method calls
+    providers, regions, host = filters.providers, filters.regions, filters.host  # hot loop: no method calls
     for group in index.groups:
         why = _group_rejection(index, group, filters)
         if why is not None:
             if why:
                 reject(group.gpu_id, why)
             continue
-        first = next(
-            (
-                (price, current)
-                for price, current in group.offers
-                if (providers is None or current.offer.provider in providers)
-                and (regions is None or current.offer.region in regions)
-            ),
-            None,
+        allowed = (
+            (price, current)
+            for price, current in group.offers
+            if (providers is None or current.offer.provider in providers)
+            and (regions is None or current.offer.region in regions)
         )
-        if first is None:
-            reject(group.gpu_id, "no offer from the allowed providers and regions")
+        first = next(allowed, None) if host is None else _first_with_host(group, list(allowed), host)
+        if isinstance(first, str) or first is None:
+            reject(
+                group.gpu_id,
+                first or "no offer from the allowed providers and regions",
+                "host" if first else "filter",
+            )
             continue
         passed_over += len(group.offers) - 1  # interchangeable offers passed over (dearer or filtered out)
         supply, ref = _rented(group, *first)
         supplies.append(supply)
         offers[supply.supply_id] = ref
+        if host is not None:
+            offer = first[1].offer
+            missing = host_unknown(host, offer.vcpus, offer.host_memory_gib, offer.storage_read_gbps)
+            if missing:
+                unknown[supply.supply_id] = missing
     return SupplySet(
-        supplies=supplies, rejections=list(rejections.values()), passed_over=passed_over, offers=offers
+        supplies=supplies,
+        rejections=list(rejections.values()),
+        passed_over=passed_over,
+        offers=offers,
+        host_unknown=unknown,
     )
 
 

@@ -115,3 +115,35 @@ def test_a_rental_row_may_rent_mig_slices(name: SheetFormat, store: Store) -> No
     found = {(p.line - first, p.column): p.reason for p in parsed.problems}
     assert set(found) == {(2, "mig_profile"), (3, "mig_profile"), (4, "interconnect")}
     assert "1g.23gb" in found[2, "mig_profile"] and "no MIG profiles" in found[3, "mig_profile"]
+
+
+@pytest.mark.parametrize("name", ["rental_csv", "rental_json"])
+def test_rental_sheets_carry_the_optional_storage_read_rate(name: SheetFormat, store: Store) -> None:
+    spec = SHEET_FORMATS[name]
+    rows = [
+        {
+            "provider": "acme",
+            "instance_type": f"a{i}",
+            "gpu": "L4",
+            "gpus_per_instance": "1",
+            "region": "eu",
+            "price_per_hour_usd": "0.5",
+            "storage_read_gbps": rate,
+        }
+        for i, rate in enumerate(("12.5", "", "-3"))
+    ]
+    body = (
+        json.dumps(rows).encode()
+        if name == "rental_json"
+        else (",".join(rows[0]) + "\n" + "\n".join(",".join(r.values()) for r in rows) + "\n").encode()
+    )
+    read, problems = spec.read(body, f"x.{spec.extension}")
+    assert problems == []
+    snapshot = store.snapshot
+    sheet = SheetContext(
+        file="x", source="t", provider="acme", aliases=snapshot.alias_table(), gpus=snapshot.gpus
+    )
+    parsed = spec.parse(read, sheet)
+    assert isinstance(parsed, ParsedOffers)
+    assert [o.storage_read_gbps for o in parsed.offers] == [12.5, None]
+    assert [p.column for p in parsed.problems] == ["storage_read_gbps"]  # a negative rate

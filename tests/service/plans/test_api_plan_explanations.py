@@ -115,6 +115,9 @@ def test_warnings_are_coded_and_each_code_matches_the_plan(
         and choice["gpu_count"] > choice["tp"],
         "low_confidence_capacity": False,  # serving fleets only
         "price_sheet_stale": bool(plan["price_sheet"]["warnings"]),
+        # these plans ask nothing of the host: only host memory for offloaded state can be unknown
+        "host_unknown": memory["host_ram_gib"] > 0
+        and offers_by_id[choice["offer"]["offer_id"]]["host_memory_gib"] is None,
     }
     assert set(expected) == CODES
     assert {code for code, raised in expected.items() if raised} == set(codes)
