@@ -510,10 +510,11 @@ def enumerate_candidates(
         rejections.add(
             supply, "budget", step.gpu_count, template_, step.gpu_count, charges.total_usd[i], budget_usd
         )
-    candidates = []
-    for i in picked.kept:
-        assert charges is not None
-        candidates.append(_candidate(*at(i), grid.hours[i], ChargeSummary.of(charges, i), gpus))
+    summaries = [] if charges is None else ChargeSummary.many(charges, picked.kept)
+    candidates = [
+        _candidate(*at(i), grid.hours[i], summary, gpus)
+        for i, summary in zip(picked.kept, summaries, strict=True)
+    ]
     return Enumeration(
         candidates=candidates,
         rejections=rejections.kept(),

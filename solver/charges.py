@@ -27,6 +27,7 @@ confidence.
 
 from __future__ import annotations
 
+import math
 from typing import Final, NamedTuple
 
 import msgspec
@@ -174,24 +175,56 @@ class ChargeSummary(msgspec.Struct, frozen=True, kw_only=True):
 
     @classmethod
     def of(cls, charges: Charges, row: int) -> ChargeSummary:
-        interval = float(charges.checkpoint_interval_hours[row])
-        return cls(
-            breakdown={name: float(getattr(charges, name)[row]) for name in CHARGE_NAMES},
-            total_usd=float(charges.total_usd[row]),
-            wall_hours=float(charges.wall_hours[row]),
-            deadline_hours=float(charges.deadline_hours[row]),
-            billable_hours=float(charges.billable_hours[row]),
-            setup_hours=float(charges.setup_hours[row]),
-            checkpoint_hours=float(charges.checkpoint_hours[row]),
-            checkpoint_interval_hours=interval if np.isfinite(interval) else None,
-            interruptions=float(charges.interruptions[row]),
-            preemptions=float(charges.preemptions[row]),
-            lost_hours=float(charges.lost_hours[row]),
-        )
+        return cls.many(charges, [row])[0]
+
+    @classmethod
+    def many(cls, charges: Charges, rows: list[int]) -> list[ChargeSummary]:
+        """The summaries of ``rows``, taking each array's values at once (a plan keeps hundreds)."""
+        parts = [getattr(charges, name)[rows].tolist() for name in CHARGE_NAMES]
+        other = [getattr(charges, name)[rows].tolist() for name in _FIGURES]
+        return [
+            cls(
+                breakdown=dict(zip(CHARGE_NAMES, values, strict=True)),
+                total_usd=total,
+                wall_hours=wall,
+                deadline_hours=deadline,
+                billable_hours=billable,
+                setup_hours=setup,
+                checkpoint_hours=checkpoint,
+                checkpoint_interval_hours=interval if math.isfinite(interval) else None,
+                interruptions=interruptions,
+                preemptions=preemptions,
+                lost_hours=lost,
+            )
+            for values, (total, wall, deadline, billable, setup, checkpoint, interval, interruptions, preemptions,
+                         lost) in zip(zip(*parts, strict=True), zip(*other, strict=True), strict=True)
+        ]  # fmt: skip
 
 
-def _column(terms: list[SupplyTerms], field: str, sizes: npt.NDArray[np.int64]) -> _Floats:
-    return np.repeat(np.asarray([getattr(t, field) for t in terms], dtype=np.float64), sizes)
+_FIGURES: Final = (
+    "total_usd",
+    "wall_hours",
+    "deadline_hours",
+    "billable_hours",
+    "setup_hours",
+    "checkpoint_hours",
+    "checkpoint_interval_hours",
+    "interruptions",
+    "preemptions",
+    "lost_hours",
+)
+
+_TERM_FIELDS: Final = {name: i for i, name in enumerate(SupplyTerms.__struct_fields__)}
+
+
+def _poisson_quantile(mean: _Floats, q: float) -> _Floats:
+    """The ``q`` quantile of Poisson counts of these means: 0 wherever P(0) = e^-mean reaches ``q``
+    (most rows: few interruptions), scipy's exact quantile for the rest."""
+    found = np.zeros_like(mean)
+    rest = mean > -np.log(q)
+    if rest.any():
+        found[rest] = poisson.ppf(q, mean[rest])
+    return found
 
 
 def complete_charges(
@@ -208,8 +241,13 @@ def complete_charges(
     ``price`` per instance-hour billed in ``increment_s``; ``terms`` per supply, repeated over the
     ``sizes`` rows of each."""
 
+    per_supply = np.asarray([msgspec.structs.astuple(t) for t in terms], dtype=np.float64).reshape(
+        len(terms), len(_TERM_FIELDS)
+    )
+    rows = np.repeat(per_supply, sizes, axis=0)
+
     def col(field: str) -> _Floats:
-        return _column(terms, field, sizes)
+        return rows[:, _TERM_FIELDS[field]]
 
     hours, units, gpus = (np.asarray(a, dtype=np.float64) for a in (hours, units, gpus))
 
@@ -245,7 +283,7 @@ def complete_charges(
     expected = interruptions + preemptions
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_loss = np.where(expected > 0, (failures_h + preemption_h) / expected, 0.0)
-    quantile = np.nan_to_num(poisson.ppf(DEADLINE_CONFIDENCE, np.nan_to_num(expected)))
+    quantile = _poisson_quantile(np.nan_to_num(expected), DEADLINE_CONFIDENCE)
     deadline = hours + setup + checkpoint_hours + quantile * mean_loss
     with np.errstate(invalid="ignore", divide="ignore"):
         whole = np.ceil(wall * 3600 / increment_s - 1e-9) * increment_s / 3600

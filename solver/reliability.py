@@ -40,6 +40,8 @@ class InterruptionRate(msgspec.Struct, frozen=True, kw_only=True):
     per_gpu_hour: float
     network_share: float
     source: str
+    citation: str
+    """The source in a few words, for a plan's assumptions."""
 
 
 _LLAMA3_RATE: Final = 419 / (54 * 24 * 16_384)
@@ -64,6 +66,7 @@ INTERRUPTION_RATES: Final[tuple[InterruptionRate, ...]] = (
             "on 16,384 H100; taken for Blackwell (the one B200 count, arXiv:2605.09370, 10 GPU failures in 55 "
             "days on 504 B200 = 1.5e-5, counts GPU errors only) and AMD Instinct (none published)"
         ),
+        citation="Llama 3 on 16,384 H100, arXiv:2407.21783 §3.3.4",
     ),
     InterruptionRate(
         generations=("ampere", "ada", "turing", "volta", "pascal"),
@@ -74,6 +77,7 @@ INTERRUPTION_RATES: Final[tuple[InterruptionRate, ...]] = (
             "per 1,000 node-days (OPT-175B's logbook and BLOOM saw 1.5e-5 to 8.1e-5); taken for older and "
             "workstation GPUs (none published)"
         ),
+        citation="Meta RSC-1 on 16k A100, Kokolis et al. arXiv:2410.21680",
     ),
 )
 """Interruption rates by GPU generation (the first row that names a generation applies)."""

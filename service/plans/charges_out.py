@@ -34,7 +34,7 @@ def _rates(c: Candidate, job: JobTerms) -> tuple[float, float, str]:
     else:
         rate = terms.interruptions_per_gpu_hour
         row = interruption_rate(gpu_generation(c.supply.gpu_id))
-        source = row.source
+        source = f"{row.citation}, for {row.generations[0]} and alike"
         if c.units == 1:
             rate *= 1 - terms.network_interruption_share
             source += (
