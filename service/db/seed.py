@@ -95,34 +95,26 @@ def _replace_reference_data(cur: duckdb.DuckDBPyConnection, catalog: SeedCatalog
 def _load(
     cur: duckdb.DuckDBPyConnection, catalog: SeedCatalog, fingerprint: str, now: datetime
 ) -> tuple[int | None, int | None]:
-    """Replace the reference data and add the shipped sheets as versions (unchanged ones add none)."""
+    """Replace the reference data and add the shipped sheets as versions (unchanged ones add none);
+    returns the rental and ownership versions added."""
     _replace_reference_data(cur, catalog)
-    rental = add_version(
-        cur,
-        rental_sheet(catalog.offers.offers),
-        source=SEED_SOURCE,
-        fmt="cloud-prices-csv",
-        fetched_at=now,
-        origin="shipped file service/data/cloud_gpu_prices.csv",
+    sheets = (
+        (rental_sheet(catalog.offers.offers), "cloud-prices-csv", "cloud_gpu_prices.csv"),
+        (
+            ownership_sheet(catalog.ownership_prices.items, catalog.ownership_defaults.items),
+            "ownership-csv",
+            "ownership_prices.csv, ownership_defaults.csv",
+        ),
+        (provider_costs_sheet(catalog.provider_costs.costs), "provider_costs_csv", "provider_costs.csv"),
     )
-    ownership = add_version(
-        cur,
-        ownership_sheet(catalog.ownership_prices.items, catalog.ownership_defaults.items),
-        source=SEED_SOURCE,
-        fmt="ownership-csv",
-        fetched_at=now,
-        origin="shipped files service/data/ownership_prices.csv, ownership_defaults.csv",
-    )
-    add_version(
-        cur,
-        provider_costs_sheet(catalog.provider_costs.costs),
-        source=SEED_SOURCE,
-        fmt="provider_costs_csv",
-        fetched_at=now,
-        origin="shipped file service/data/provider_costs.csv",
-    )
+    versions = [
+        add_version(
+            cur, content, source=SEED_SOURCE, fmt=fmt, fetched_at=now, origin=f"shipped service/data/{files}"
+        )
+        for content, fmt, files in sheets
+    ]
     cur.execute("INSERT OR REPLACE INTO seed_state VALUES (?, ?, ?)", [SEED_SOURCE, fingerprint, now])
-    return rental, ownership
+    return versions[0], versions[1]
 
 
 def ensure_seeded(connection: duckdb.DuckDBPyConnection, *, force: bool = False) -> SeedReport:

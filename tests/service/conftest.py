@@ -1,15 +1,21 @@
-"""Fixtures of the service tests: a seeded database file for the ``gpuplan`` command line, and JSON body
-files for the commands that read one."""
+"""Fixtures of the service tests: a seeded database file for the ``gpuplan`` command line, JSON body
+files for the commands that read one, and an admin client on a store of its own."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from litestar.testing import TestClient
 
+from service.app import create_app
 from service.cli import main
+from service.db.store import Store
+from service.settings import Settings
+from tests.service.admin import TOKEN
 
 
 @pytest.fixture(scope="module")
@@ -30,3 +36,13 @@ def body_file(tmp_path: Path) -> Callable[[object], str]:
         return str(path)
 
     return write
+
+
+@pytest.fixture
+def admin() -> Iterator[TestClient[Any]]:
+    """A client of a fresh in-memory store with the admin token set (``tests.service.admin.AUTH``), so
+    uploads change nothing other tests see and versions start from the seed alone."""
+    store = Store.open(":memory:")
+    with TestClient(create_app(Settings(db_path=":memory:", admin_token=TOKEN), store=store)) as client:
+        yield client
+    store.close()

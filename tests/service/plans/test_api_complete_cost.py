@@ -3,18 +3,14 @@ on-demand, overrides, and provider-cost sheets uploaded as versions."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from litestar.testing import TestClient
 
-from service.app import create_app
-from service.db.store import Store
-from service.settings import Settings
+from tests.service.admin import AUTH
 
 Client = TestClient[Any]
-TOKEN = "test-admin-token-0123456789"
 
 LONG_MULTI_NODE = {
     "kind": "train",
@@ -136,14 +132,6 @@ def test_bad_data_or_reliability_is_a_400_naming_the_field(
     assert field in response.text
 
 
-@pytest.fixture
-def admin() -> Iterator[Client]:
-    store = Store.open(":memory:")
-    with TestClient(create_app(Settings(db_path=":memory:", admin_token=TOKEN), store=store)) as client:
-        yield client
-    store.close()
-
-
 def test_an_uploaded_provider_cost_sheet_is_a_version_and_prices_the_next_plan(admin: Client) -> None:
     body = {**LORA, "constraints": {"providers": ["lium"]}, "data": {"egress_gb": 100}}
     before = _plan(admin, body)
@@ -156,7 +144,7 @@ def test_an_uploaded_provider_cost_sheet_is_a_version_and_prices_the_next_plan(a
         "/v1/price-sheets",
         params={"source": "lium-costs", "format": "provider_costs_csv"},
         content=sheet.encode(),
-        headers={"Authorization": f"Bearer {TOKEN}"},
+        headers=AUTH,
     )
     assert response.status_code == 201, response.text
     assert response.json()["kind"] == "provider_costs" and response.json()["result"] == "ok"
@@ -170,6 +158,6 @@ def test_an_uploaded_provider_cost_sheet_is_a_version_and_prices_the_next_plan(a
         "/v1/price-sheets",
         params={"source": "lium-costs", "format": "provider_costs_csv"},
         content=b"provider,provider_class,egress_usd_per_gb,source\nlium,marketplace,-3,x\n",
-        headers={"Authorization": f"Bearer {TOKEN}"},
+        headers=AUTH,
     )
     assert bad.status_code == 422 and "egress_usd_per_gb" in bad.text

@@ -15,6 +15,7 @@ from service.app import create_app
 from service.cli import main
 from service.db.store import Store
 from service.settings import Settings
+from tests.service.admin import AUTH, TOKEN
 
 Client = TestClient[Any]
 SMALL_AT_LOW_RATE = {
@@ -121,7 +122,6 @@ def test_the_cli_says_which_slices_on_which_gpu(
     assert "on one owned B200" in out and "× 1g." in out
 
 
-TOKEN = "test-admin-token-0123456789"
 SLICE_SHEET = """provider,instance_type,gpu,gpus_per_instance,region,price_per_hour_usd,mig_profile
 sliceco,s.h100.1g,H100 SXM,1,eu-1,0.30,1g.20gb
 sliceco,s.h100.whole,H100 SXM,1,eu-1,2.50,
@@ -137,7 +137,7 @@ def sliced() -> Iterator[Client]:
             "/v1/price-sheets",
             params={"source": "sliceco", "format": "rental_csv"},
             content=SLICE_SHEET.encode(),
-            headers={"Authorization": f"Bearer {TOKEN}"},
+            headers=AUTH,
         )
         assert response.status_code == 201, response.text
         yield client
@@ -181,7 +181,7 @@ def test_a_profile_the_gpu_lacks_is_a_row_problem(sliced: Client) -> None:
         "/v1/price-sheets",
         params={"source": "sliceco2", "format": "rental_csv"},
         content=bad.encode(),
-        headers={"Authorization": f"Bearer {TOKEN}"},
+        headers=AUTH,
     )
     assert response.status_code == 422
     ((problem,),) = [response.json()["problems"]]

@@ -4,20 +4,16 @@ memory, owned servers meet them by construction."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from litestar.testing import TestClient
 
-from service.app import create_app
 from service.cli import main
-from service.db.store import Store
-from service.settings import Settings
+from tests.service.admin import AUTH
 
 Client = TestClient[Any]
 LORA_8B = {"kind": "fine_tune", "model": {"name": "Llama 3.1 8B"}, "method": "lora", "tokens": 2_000_000_000}
-TOKEN = "test-admin-token-0123456789"
 SHEET = """provider,instance_type,gpu,gpus_per_instance,region,price_per_hour_usd,vcpus,memory_gib,storage_read_gbps
 acme,slow.l4,L4,1,eu-1,0.40,8,32,1
 acme,fast.l4,L4,1,eu-1,0.55,8,32,25
@@ -27,17 +23,16 @@ ACME_L4 = {"providers": ["acme"], "gpus": ["L4"]}
 
 
 @pytest.fixture
-def admin() -> Iterator[Client]:
-    store = Store.open(":memory:")
-    with TestClient(create_app(Settings(db_path=":memory:", admin_token=TOKEN), store=store)) as client:
-        query = {"source": "acme", "format": "rental_csv"}
-        auth = {"Authorization": f"Bearer {TOKEN}"}
-        assert (
-            client.post("/v1/price-sheets", params=query, content=SHEET.encode(), headers=auth).status_code
-            == 201
-        )
-        yield client
-    store.close()
+def acme(admin: Client) -> Client:
+    """The admin client with the acme sheet of L4 offers uploaded."""
+    response = admin.post(
+        "/v1/price-sheets",
+        params={"source": "acme", "format": "rental_csv"},
+        content=SHEET.encode(),
+        headers=AUTH,
+    )
+    assert response.status_code == 201, response.text
+    return admin
 
 
 def _offers(client: Client) -> dict[str, dict[str, Any]]:
@@ -58,9 +53,9 @@ def test_every_chosen_offer_has_the_cpus_per_gpu_asked_for(client: Client) -> No
     assert cheaper["cost"]["total_usd"] <= plan["cost"]["total_usd"] + 1e-9
 
 
-def test_a_host_no_offer_states_enough_is_422_with_the_reason_host(admin: Client) -> None:
+def test_a_host_no_offer_states_enough_is_422_with_the_reason_host(acme: Client) -> None:
     body = {**LORA_8B, "constraints": ACME_L4, "host": {"host_ram_gib_per_gpu": 64}}
-    response = admin.post("/v1/plans", json=body)
+    response = acme.post("/v1/plans", json=body)
     assert response.status_code == 422
     assert _reasons(response.json(), "host")["l4"] == (
         "no offer meets the host requirement: slow.l4 has 32 GiB of host memory per GPU (32 for 1 GPU(s)),"
@@ -78,18 +73,18 @@ def test_offers_that_do_not_state_host_memory_are_kept_with_a_warning(client: Cl
     assert "below host.host_ram_gib_per_gpu 60000" in _reasons(plan, "host")["a10g"]
 
 
-def test_storage_rate_picks_the_offer_that_states_enough(admin: Client) -> None:
+def test_storage_rate_picks_the_offer_that_states_enough(acme: Client) -> None:
     body = {**LORA_8B, "constraints": ACME_L4, "host": {"storage_read_gbps": 10}}
-    plan = admin.post("/v1/plans", json=body).json()
+    plan = acme.post("/v1/plans", json=body).json()
     assert plan["choice"]["offer"]["instance_type"] == "fast.l4"
     assert not [w for w in plan["warnings"] if w["code"] == "host_unknown"]
-    plain = admin.post("/v1/plans", json={**body, "host": None}).json()
+    plain = acme.post("/v1/plans", json={**body, "host": None}).json()
     assert plain["choice"]["offer"]["instance_type"] == "slow.l4"
 
 
-def test_an_offer_that_does_not_state_the_rate_is_kept_with_a_warning(admin: Client) -> None:
+def test_an_offer_that_does_not_state_the_rate_is_kept_with_a_warning(acme: Client) -> None:
     body = {**LORA_8B, "constraints": ACME_L4, "host": {"storage_read_gbps": 40}}
-    plan = admin.post("/v1/plans", json=body).json()
+    plan = acme.post("/v1/plans", json=body).json()
     assert plan["choice"]["offer"]["instance_type"] == "quiet.l4"
     warning = next(w for w in plan["warnings"] if w["code"] == "host_unknown")
     assert "acme quiet.l4 does not state what host.storage_read_gbps asks about" in warning["message"]

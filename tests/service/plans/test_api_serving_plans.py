@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from litestar.testing import TestClient
 
-from service.app import create_app
-from service.db.store import Store
-from service.settings import Settings
+from tests.service.admin import AUTH
 
 Client = TestClient[Any]
 MIX = [
@@ -84,23 +81,12 @@ def test_bad_serving_input_names_the_field(client: Client, change: dict[str, Any
     assert response.json()["field"] == field
 
 
-TOKEN = "test-admin-token-0123456789"
-
-
-@pytest.fixture
-def admin() -> Iterator[Client]:
-    store = Store.open(":memory:")
-    with TestClient(create_app(Settings(db_path=":memory:", admin_token=TOKEN), store=store)) as client:
-        yield client
-    store.close()
-
-
 def test_uploaded_profiles_are_validated_and_used(admin: Client) -> None:
     sheet = (
         "model,gpu,tp,input_len_lo_excl,input_len_hi_incl,output_len_lo_excl,output_len_hi_incl,max_requests_per_s,slo,source\n"
         "Llama-2-7b,l40s,1,25,100,25,100,9.5,p99 tpot<=100ms,our load test 2026-11\n"
     )
-    auth = {"Authorization": f"Bearer {TOKEN}"}
+    auth = AUTH
     bad = sheet + "Llama-2-7b,H100,1,100,25,25,100,1,,x\nNoSuchModel,l40s,1,0,25,0,25,1,,x\n"
     report = admin.post("/v1/profiles", params={"source": "lab"}, content=bad.encode(), headers=auth)
     assert report.status_code == 422

@@ -3,33 +3,19 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from litestar.testing import TestClient
 
-from service.app import create_app
-from service.db.store import Store
-from service.settings import Settings
+from tests.service.admin import AUTH
 
-TOKEN = "test-admin-token-0123456789"
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
 SHEET = """provider,instance_type,gpu,gpus_per_instance,interconnect,region,price_per_hour_usd,spot_price_per_hour_usd,billing_increment_s
 acme,a.h100x8,H100 SXM,8,nvswitch,eu-1,20.0,8.0,1
 acme,a.h100x1,H100 SXM,1,,eu-1,2.6,,
 acme,a.l4,L4,1,,eu-1,0.5,,3600
 """
 Client = TestClient[Any]
-
-
-@pytest.fixture
-def admin() -> Iterator[Client]:
-    """A fresh store, so versions start from the seed alone."""
-    store = Store.open(":memory:")
-    with TestClient(create_app(Settings(db_path=":memory:", admin_token=TOKEN), store=store)) as client:
-        yield client
-    store.close()
 
 
 def upload(client: Client, body: str, fmt: str = "rental_csv", source: str = "acme", **params: str) -> Any:

@@ -17,8 +17,8 @@ from service.db.store import Store
 from service.price_sheets.refresh import Refresher
 from service.price_sheets.sources import SourceConfig, load_sources
 from service.settings import Settings
+from tests.service.admin import AUTH, TOKEN
 
-TOKEN = "test-admin-token-0123456789"
 SHEET = """provider,instance_type,gpu,gpus_per_instance,region,price_per_hour_usd
 acme,a.h100x1,H100 SXM,1,eu-1,2.6
 acme,a.l4,L4,1,eu-1,0.5
@@ -145,7 +145,7 @@ def test_scheduler_runs_at_boot_and_api_reports_and_runs_now(tmp_path: Path) -> 
                 time.sleep(0.1)
             assert status["last_run"]["result"] == "ok" and status["next_run_at"]
             assert client.post("/v1/price-sheets/refresh").status_code == 401
-            auth = {"Authorization": f"Bearer {TOKEN}"}
+            auth = AUTH
             runs = client.post("/v1/price-sheets/refresh", headers=auth).json()["runs"]
             assert [r["result"] for r in runs] == ["unchanged"]
             bad = client.post("/v1/price-sheets/refresh", params={"source": "nope"}, headers=auth)
