@@ -271,7 +271,7 @@ _OFFER_SELECT: Final = """
            o.interconnect_derived, o.interconnect_rule,
            o.network_class, o.network_gbps, o.network_derived, o.network_rule, o.price_per_hour_usd,
            o.price_per_hour_usd / o.gpus_per_instance, o.spot_price_per_hour_usd, o.billing_increment_s,
-           o.source, s.source, o.version, o.mig_profile, count(*) OVER () AS total
+           o.source, s.source, o.version, o.mig_profile, o.storage_read_gbps, count(*) OVER () AS total
     FROM current_offers o
     JOIN gpus g USING (gpu_id)
     JOIN price_sheets s ON s.version = o.version

@@ -119,6 +119,8 @@ class OfferOut(msgspec.Struct, kw_only=True):
     sheet_version: int
     mig_profile: str | None = None
     """Set when the offer rents MIG slices of ``gpu_id`` (``gpus_per_instance`` counts slices)."""
+    storage_read_gbps: float | None = None
+    """How fast the instance reads its storage (Gbit/s), where the sheet states it."""
 
 
 class OfferPage(msgspec.Struct, kw_only=True):

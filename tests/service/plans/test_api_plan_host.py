@@ -80,6 +80,10 @@ def test_storage_rate_picks_the_offer_that_states_enough(acme: Client) -> None:
     assert not [w for w in plan["warnings"] if w["code"] == "host_unknown"]
     plain = acme.post("/v1/plans", json={**body, "host": None}).json()
     assert plain["choice"]["offer"]["instance_type"] == "slow.l4"
+    listed = {
+        o["instance_type"]: o["storage_read_gbps"] for o in _offers(acme).values() if o["provider"] == "acme"
+    }
+    assert listed == {"slow.l4": 1, "fast.l4": 25, "quiet.l4": None}
 
 
 def test_an_offer_that_does_not_state_the_rate_is_kept_with_a_warning(acme: Client) -> None:
