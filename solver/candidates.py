@@ -431,6 +431,7 @@ def enumerate_candidates(
     added: list[tuple[Supply, list[_Step]]] = []  # each supply in the grid, with its steps
     groups: dict[tuple[str, str], int] = {}
     gpu_numbers: dict[str, int] = {}
+    told: set[Hashable] = set()  # shapes whose failing counts were reported
     for supply in supplies:
         gpu = gpus[supply.gpu_id]
         if require_ecc and gpu.ecc is not True:
@@ -466,9 +467,11 @@ def enumerate_candidates(
             )
             continue
         table = _StepTable.cached(shapes, (shape, max_gpus), steps, amounts, work)
-        for step in table.failed:
-            assert step.rejection is not None
-            rejections.add(supply, step.rejection[0], step.gpu_count, "{}", step.rejection[1])
+        if shape not in told:  # a later supply of the shape fails at the same counts: never more telling
+            told.add(shape)
+            for step in table.failed:
+                assert step.rejection is not None
+                rejections.add(supply, step.rejection[0], step.gpu_count, "{}", step.rejection[1])
         seller = (supply.gpu_id, supply.provider or supply.acquisition)
         grid.add(
             table.hours,
