@@ -31,7 +31,7 @@ from solver.charges import NOTHING_MOVED, JobTerms
 from solver.errors import InvalidWorkload, NoFeasiblePlan
 from solver.gpus import GpuSpec
 from solver.mig import SliceSpec
-from solver.mip import SolveOutcome, solve
+from solver.mip import SMALL_MILP_OPTIONS, SolveOutcome, solve
 from solver.plan_spec import PlanRequest
 from solver.workload import Workload
 
@@ -133,7 +133,7 @@ def choose(
             pulp.lpSum(c.gpu_count * x for c, x in zip(candidates, xs, strict=True)) <= max_gpus,
             "gpu_quota",
         )
-    outcome = solve(problem, time_limit_s=time_limit_s)
+    outcome = solve(problem, time_limit_s=time_limit_s, options=SMALL_MILP_OPTIONS)
     if outcome.status not in ("optimal", "time_limited"):
         return None, outcome
     chosen = max(range(len(xs)), key=lambda i: xs[i].value() or 0.0)

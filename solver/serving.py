@@ -46,7 +46,7 @@ import numpy.typing as npt
 import pulp
 
 from solver.errors import InvalidWorkload, NoFeasiblePlan, SolverError
-from solver.mip import SolveOutcome, solve
+from solver.mip import SMALL_MILP_OPTIONS, SolveOutcome, solve
 from solver.serving_capacity import Capacity
 from solver.serving_spec import RequestClass, validate_mix
 
@@ -60,12 +60,6 @@ __all__ = [
 
 _BLOCK: Final = 256
 """Rows of the dominance matrix built at once (``_BLOCK × types × classes`` floats)."""
-
-SMALL_MILP_OPTIONS: Final = {"mip_allow_restart": False, "mip_heuristic_run_feasibility_jump": False}
-"""HiGHS options for the fleet MILP (tens of types, a few classes): its root node closes the gap, and
-restarts after presolve and the feasibility-jump heuristic only added time there (median 80 → 16 ms
-and 43 → 27 ms on two derived-capacity fleets; same optima). Both are speed settings: every answer is
-still optimal within HiGHS's default gap."""
 
 COUNT_TOLERANCE: Final = 1e-6
 """Relative slack on instance counts: ``n`` instances may carry ``n·(1 + ε)`` instances' worth of load,
