@@ -68,6 +68,10 @@ def _native_stdout_to_stderr() -> Iterator[None]:
         os.close(saved)
 
 
+def _month(month: int | None) -> str:
+    return "never" if month is None else f"month {month}"
+
+
 def _usd(value: float | None) -> str:
     return "-" if value is None else f"{value:,.2f}"
 
@@ -91,6 +95,11 @@ def _print_summary(answer: BuyVsRentResponse) -> None:
         ("NPV rent (USD)", _usd(answer.npv_rent_usd)),
         ("total own (USD, undiscounted)", _usd(answer.total_own_usd)),
         ("total rent (USD, undiscounted)", _usd(answer.total_rent_usd)),
+        (
+            "payback (discounted)",
+            f"{_month(answer.payback_month)} ({_month(answer.discounted_payback_month)})",
+        ),
+        ("IRR of buying", "none" if answer.irr_annual is None else f"{answer.irr_annual:.1%} a year"),
     ]
     if answer.hybrid is not None:
         h = answer.hybrid

@@ -25,6 +25,7 @@ from typing import Final, Literal
 import msgspec
 
 from pricing import tco
+from pricing.tco_returns import MonthValue, investment_returns, schedule_values
 from pricing.tco_sensitivity import Scenario, sensitivity_grid, tornado
 from service.buy_vs_rent.inputs import rent_price, resolve_demand, resolve_gpu, resolve_inputs, sheet_rows
 from service.buy_vs_rent.schemas import (
@@ -186,11 +187,14 @@ def _recommend(
     return Recommendation(choice=choice, reason=" ".join(parts))
 
 
-def _schedule(comparison: tco.Comparison, hybrid_flows: list[float] | None) -> list[MonthRow]:
-    """The monthly rows with their running totals (the hybrid's where there is a demand profile)."""
+def _schedule(
+    comparison: tco.Comparison, values: list[MonthValue], hybrid_flows: list[float] | None
+) -> list[MonthRow]:
+    """The monthly rows with their running totals (the hybrid's where there is a demand profile),
+    present values, depreciation and book value."""
     rows: list[MonthRow] = []
     cum_own = cum_rent = cum_hybrid = 0.0
-    for flow in comparison.months:
+    for flow, value in zip(comparison.months, values, strict=True):
         cum_own += flow.own_usd
         cum_rent += flow.rent_usd
         hybrid_usd = hybrid_flows[flow.month] if hybrid_flows is not None else None
@@ -207,6 +211,7 @@ def _schedule(comparison: tco.Comparison, hybrid_flows: list[float] | None) -> l
                 cumulative_rent_usd=cum_rent,
                 hybrid_usd=hybrid_usd,
                 cumulative_hybrid_usd=cum_hybrid if hybrid_usd is not None else None,
+                **msgspec.structs.asdict(value),
             )
         )
     return rows
@@ -277,8 +282,9 @@ def buy_vs_rent(snapshot: CatalogSnapshot, request: BuyVsRentRequest) -> BuyVsRe
         npv_rent_usd=comparison.npv_rent_usd,
         total_own_usd=comparison.total_own_usd,
         total_rent_usd=comparison.total_rent_usd,
+        **msgspec.structs.asdict(investment_returns(comparison, inputs.discount_rate)),
         recommendation=_recommend(headline, gpu.name, gpus, hybrid, break_even),
-        monthly=_schedule(comparison, hybrid_flows),
+        monthly=_schedule(comparison, schedule_values(comparison, inputs, gpus), hybrid_flows),
         sensitivity=_sensitivity(scenario, comparison),
         hybrid=hybrid,
         rent_offer=offer,

@@ -5,7 +5,8 @@ one place it is rounded); any text cell that a spreadsheet could read as a formu
 ``=``, ``+``, ``-``, ``@``, tab or carriage return) is prefixed with a single quote.
 
 SVG: matplotlib (object API, no pyplot state) with the Agg backend; output is deterministic — a fixed
-``svg.hashsalt`` and no date in the metadata.
+``svg.hashsalt`` and no date in the metadata. The CSV carries present values (discount factor, PV per
+month and cumulative), depreciation and book value beside the nominal flows.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import csv
 import io
 import threading
 from collections.abc import Iterable, Sequence
-from typing import Final
+from typing import Any, Final
 
 import matplotlib
 
@@ -22,6 +23,7 @@ matplotlib.use("Agg")
 matplotlib.rcParams["svg.hashsalt"] = "gpuplan"
 
 from matplotlib.figure import Figure  # noqa: E402  (after the backend is chosen)
+from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 from service.buy_vs_rent.schemas import BuyVsRentResponse, MonthRow  # noqa: E402
 
@@ -38,6 +40,13 @@ CSV_COLUMNS: Final = (
     "cumulative_rent_usd",
     "hybrid_usd",
     "cumulative_hybrid_usd",
+    "discount_factor",
+    "pv_own_usd",
+    "pv_rent_usd",
+    "cumulative_pv_own_usd",
+    "cumulative_pv_rent_usd",
+    "depreciation_usd",
+    "book_value_usd",
 )
 _FORMULA_START: Final = ("=", "+", "-", "@", "\t", "\r")
 _CHART_LOCK = threading.Lock()  # matplotlib's global state (fonts, rcParams) is not thread-safe
@@ -78,6 +87,13 @@ def _row(month: MonthRow) -> list[object]:
         _cents(month.cumulative_rent_usd),
         _cents(month.hybrid_usd),
         _cents(month.cumulative_hybrid_usd),
+        round(month.discount_factor, 6),
+        _cents(month.pv_own_usd),
+        _cents(month.pv_rent_usd),
+        _cents(month.cumulative_pv_own_usd),
+        _cents(month.cumulative_pv_rent_usd),
+        _cents(month.depreciation_usd),
+        _cents(month.book_value_usd),
     ]
 
 
@@ -86,25 +102,58 @@ def monthly_csv(response: BuyVsRentResponse) -> str:
     return write_csv_rows([CSV_COLUMNS, *(_row(m) for m in response.monthly)])
 
 
+def _dollars(value: float, _position: object = None) -> str:
+    """An axis tick in dollars with thousands separators ($1,250,000; -$20,000)."""
+    return f"-${-value:,.0f}" if value < 0 else f"${value:,.0f}"
+
+
+def _annotate_end(axes: Any, response: BuyVsRentResponse) -> None:
+    """Label the last month's drop of the own line: the owned fleet's remaining value, credited."""
+    last = response.monthly[-1]
+    if last.own_residual_usd >= 0:
+        return
+    axes.annotate(
+        f"remaining value of the owned GPUs credited: {_dollars(-last.own_residual_usd)}",
+        xy=(last.month, last.cumulative_own_usd),
+        xytext=(0.98, 0.06),
+        textcoords="axes fraction",
+        ha="right",
+        fontsize=8,
+        arrowprops={"arrowstyle": "->", "color": "grey", "linewidth": 0.8},
+    )
+
+
 def cumulative_cost_svg(response: BuyVsRentResponse) -> bytes:
-    """Cumulative cost over the months: own, rent and (with a demand profile) the hybrid."""
-    months = [m.month for m in response.monthly]
+    """Cumulative cost over the months, nominal (solid) and discounted to month 0 (dashed): own, rent
+    and (with a demand profile) the hybrid; dollar axis, named series, the break-even month and the
+    remaining value at the end labelled, the legend below the plot."""
+    rows = response.monthly
+    months = [m.month for m in rows]
+    fleet = f"{response.gpu_count} × {response.gpu_name}"
+    rent_name = f"rent {fleet} ({response.commitment.replace('_', '-')}, ${response.rent_usd_per_gpu_hour:,.2f}/GPU-h)"
     with _CHART_LOCK:
-        figure = Figure(figsize=(8, 4.5), dpi=100)
+        figure = Figure(figsize=(9, 5.5), dpi=100)
         axes = figure.add_subplot()
-        axes.plot(months, [m.cumulative_own_usd for m in response.monthly], label=f"own {response.gpu_count}")
-        axes.plot(months, [m.cumulative_rent_usd for m in response.monthly], label="rent")
+        own = axes.plot(months, [m.cumulative_own_usd for m in rows], label=f"buy {fleet}")[0]
+        rent = axes.plot(months, [m.cumulative_rent_usd for m in rows], label=rent_name)[0]
+        axes.plot(months, [m.cumulative_pv_own_usd for m in rows], color=own.get_color(), linestyle="--",
+                  label="buy, present value")  # fmt: skip
+        axes.plot(months, [m.cumulative_pv_rent_usd for m in rows], color=rent.get_color(), linestyle="--",
+                  label="rent, present value")  # fmt: skip
         if response.hybrid is not None:
-            hybrid = [m.cumulative_hybrid_usd or 0.0 for m in response.monthly]
-            label = f"hybrid (own {response.hybrid.owned_gpus}, rent the rest)"
-            axes.plot(months, hybrid, label=label, linestyle="--")
+            hybrid = [m.cumulative_hybrid_usd or 0.0 for m in rows]
+            label = f"hybrid: own {response.hybrid.owned_gpus}, rent the rest"
+            axes.plot(months, hybrid, label=label, linestyle="-.")
         if response.break_even_month is not None:
-            axes.axvline(response.break_even_month, color="grey", linewidth=0.8, linestyle=":")
+            axes.axvline(response.break_even_month, color="grey", linewidth=0.8, linestyle=":",
+                         label=f"break-even: month {response.break_even_month}")  # fmt: skip
+        _annotate_end(axes, response)
+        axes.yaxis.set_major_formatter(FuncFormatter(_dollars))
         axes.set_title(f"{response.gpu_name}: cumulative cost over {response.horizon_months} months")
         axes.set_xlabel("month")
-        axes.set_ylabel("cumulative cost (USD, undiscounted)")
+        axes.set_ylabel("cumulative cost (solid: nominal; dashed: present value)")
         axes.grid(True, linewidth=0.3)
-        axes.legend(loc="upper left")
+        axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, fontsize=8, frameon=False)
         figure.tight_layout()
         out = io.BytesIO()
         figure.savefig(out, format="svg", metadata={"Date": None})

@@ -260,6 +260,16 @@ class MonthRow(msgspec.Struct, kw_only=True):
     cumulative_rent_usd: float
     hybrid_usd: float | None
     cumulative_hybrid_usd: float | None
+    discount_factor: float
+    """1 / (1 + monthly rate)^month: what a dollar of this month is worth at month 0."""
+    pv_own_usd: float
+    pv_rent_usd: float
+    cumulative_pv_own_usd: float
+    cumulative_pv_rent_usd: float
+    depreciation_usd: float
+    """Straight-line depreciation of the owned fleet in the month (capital − salvage over the life)."""
+    book_value_usd: float
+    """The owned fleet's book value at the end of the month."""
 
 
 class Recommendation(msgspec.Struct, kw_only=True):
@@ -317,6 +327,12 @@ class BuyVsRentResponse(msgspec.Struct, kw_only=True):
     npv_rent_usd: float
     total_own_usd: float
     total_rent_usd: float
+    payback_month: int | None
+    """First month the cumulative saving of owning (rent − own, undiscounted) reaches zero."""
+    discounted_payback_month: int | None
+    """The same on present values."""
+    irr_annual: float | None
+    """Annual internal rate of return of owning instead of renting (None: the saving never changes sign)."""
     recommendation: Recommendation
     monthly: list[MonthRow]
     sensitivity: Sensitivity

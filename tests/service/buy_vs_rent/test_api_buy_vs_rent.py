@@ -149,9 +149,10 @@ def test_csv_is_the_monthly_schedule_and_spreadsheet_safe(client: Client) -> Non
         assert "attachment" in response.headers["content-disposition"]
         rows = list(csv.reader(io.StringIO(response.text)))
         assert tuple(rows[0]) == CSV_COLUMNS and len(rows) == 38
+        hybrid = (CSV_COLUMNS.index("hybrid_usd"), CSV_COLUMNS.index("cumulative_hybrid_usd"))
         for row in rows[1:]:
-            assert [float(cell) for cell in row[:8]]  # numbers as numbers
-            assert row[8:] == ["", ""]
+            assert [float(cell) for i, cell in enumerate(row) if i not in hybrid]  # numbers as numbers
+            assert [row[i] for i in hybrid] == ["", ""]
         for cell in (c for row in rows for c in row):
             if cell and cell[0] in "=+-@\t\r":
                 float(cell)  # only a (negative) number may start like a formula
@@ -165,6 +166,34 @@ def test_formula_like_text_is_neutralised(text: str) -> None:
     row = next(csv.reader(io.StringIO(write_csv_rows([[text, -3.5, 7]]))))
     assert row == ["'" + text, "-3.5", "7"]
     assert safe_cell("plain") == "plain" and safe_cell(-1.25) == -1.25 and safe_cell(None) == ""
+
+
+def test_present_values_book_value_payback_and_irr_in_json_and_csv(client: Client) -> None:
+    paying = body(horizon_months=60, utilization=0.9, rent={"usd_per_gpu_hour": 3.0})
+    answer = post(client, paying).json()
+    assert answer["payback_month"] == answer["break_even_month"] is not None
+    assert answer["discounted_payback_month"] >= answer["payback_month"]
+    assert answer["irr_annual"] > 0
+    monthly = answer["monthly"]
+    assert monthly[-1]["cumulative_pv_own_usd"] == pytest.approx(answer["npv_own_usd"])
+    assert monthly[-1]["cumulative_pv_rent_usd"] == pytest.approx(answer["npv_rent_usd"])
+    assert monthly[0]["book_value_usd"] == pytest.approx(monthly[0]["own_capital_usd"])
+    assert all(
+        a["book_value_usd"] > b["book_value_usd"] for a, b in zip(monthly[1:-1], monthly[2:], strict=False)
+    )
+    rows = list(csv.DictReader(io.StringIO(post(client, paying, f"{URL}?format=csv").text)))
+    assert float(rows[12]["book_value_usd"]) == pytest.approx(monthly[12]["book_value_usd"], abs=0.01)
+    assert float(rows[12]["pv_rent_usd"]) == pytest.approx(monthly[12]["pv_rent_usd"], abs=0.01)
+    never = post(client, body(rent={"usd_per_gpu_hour": 0.3})).json()
+    assert never["payback_month"] is None and never["discounted_payback_month"] is None
+
+
+def test_the_chart_has_dollar_axes_named_series_the_terminal_value_and_present_values(client: Client) -> None:
+    chart = post(client, body(horizon_months=48, utilization=0.9, rent={"usd_per_gpu_hour": 3.0}),
+                 f"{URL}?format=svg").content.decode()  # fmt: skip
+    for text in ("$200,000", "buy 8 × H100 SXM", "rent 8 × H100 SXM", "present value", "break-even: month",
+                 "remaining value of the owned GPUs credited"):  # fmt: skip
+        assert text in chart, text
 
 
 def test_svg_chart_is_xml_and_deterministic(client: Client) -> None:
