@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import math
 import xml.etree.ElementTree as ET
 from typing import Any
@@ -178,9 +179,7 @@ def test_present_values_book_value_payback_and_irr_in_json_and_csv(client: Clien
     assert monthly[-1]["cumulative_pv_own_usd"] == pytest.approx(answer["npv_own_usd"])
     assert monthly[-1]["cumulative_pv_rent_usd"] == pytest.approx(answer["npv_rent_usd"])
     assert monthly[0]["book_value_usd"] == pytest.approx(monthly[0]["own_capital_usd"])
-    assert all(
-        a["book_value_usd"] > b["book_value_usd"] for a, b in zip(monthly[1:-1], monthly[2:], strict=False)
-    )
+    assert all(a["book_value_usd"] > b["book_value_usd"] for a, b in itertools.pairwise(monthly))
     rows = list(csv.DictReader(io.StringIO(post(client, paying, f"{URL}?format=csv").text)))
     assert float(rows[12]["book_value_usd"]) == pytest.approx(monthly[12]["book_value_usd"], abs=0.01)
     assert float(rows[12]["pv_rent_usd"]) == pytest.approx(monthly[12]["pv_rent_usd"], abs=0.01)
