@@ -15,7 +15,7 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3 python; do \
 	if command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; \
 	then command -v $$p; break; fi; done)
 
-.PHONY: help serve test lint typecheck unit bench accuracy clean
+.PHONY: help serve test lint typecheck unit browser bench accuracy clean
 
 help:
 	@echo "make serve   set up .venv and start the API on http://$(HOST):$(PORT) (DB: $(DB))"
@@ -47,8 +47,19 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict service pricing solver
 
-unit: $(STAMP)
-	$(BIN)/pytest
+# The web pages are tested in headless Chromium: Debian's package (a browser download by Playwright
+# itself does not work on these machines). Installed when missing; a failure to install is an error.
+CHROMIUM ?= /usr/bin/chromium
+browser:
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+		echo "installing Debian's chromium for the browser tests"; \
+		if [ "$$(id -u)" = 0 ]; then apt-get install -y chromium >/dev/null || { apt-get update >/dev/null && apt-get install -y chromium >/dev/null; }; \
+		else sudo apt-get install -y chromium >/dev/null; fi; \
+	fi
+	@test -x "$(CHROMIUM)" || { echo "error: no Chromium at $(CHROMIUM) (set CHROMIUM=/path/to/chromium)" >&2; exit 1; }
+
+unit: $(STAMP) browser
+	GPUPLAN_CHROMIUM=$(CHROMIUM) $(BIN)/pytest
 
 test: lint typecheck unit
 

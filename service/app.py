@@ -43,6 +43,7 @@ from service.price_sheets.routes import ROUTES as PRICE_SHEET_ROUTES
 from service.price_sheets.sources import SourceConfig, load_sources
 from service.problems import exception_handlers
 from service.settings import Settings
+from service.web.pages import PAGES
 from solver.models import list_models
 from solver.plan_spec import PlanRequest
 
@@ -146,7 +147,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
                 opened.close()
 
     app = Litestar(
-        route_handlers=[health_handler, _v1_routes()],
+        route_handlers=[health_handler, _v1_routes(), *PAGES],
         lifespan=[lifespan],
         dependencies={
             "store": _provide(lambda: opened),

@@ -101,8 +101,9 @@ async def decode_body_strictly(request: Request[Any, Any, Any]) -> None:
 
 
 async def reject_unknown_query_params(request: Request[Any, Any, Any]) -> None:
-    """A misspelt filter (``?gpus=H100``) is a 400, not a silently unfiltered list."""
-    if not request.query_params:
+    """A misspelt filter (``?gpus=H100``) is a 400, not a silently unfiltered list. Handlers that read
+    their query themselves (the web pages: a form's fields) say so with ``opt={"form_query": True}``."""
+    if not request.query_params or request.route_handler.opt.get("form_query"):
         return
     allowed = _declared_query_names(request)
     for key in request.query_params:

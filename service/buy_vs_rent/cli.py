@@ -76,6 +76,13 @@ def _usd(value: float | None) -> str:
     return "-" if value is None else f"{value:,.2f}"
 
 
+def _returns_rows(answer: BuyVsRentResponse) -> list[tuple[str, str]]:
+    """Payback and IRR of buying instead of renting."""
+    payback = f"{_month(answer.payback_month)} ({_month(answer.discounted_payback_month)})"
+    irr = "none" if answer.irr_annual is None else f"{answer.irr_annual:.1%} a year"
+    return [("payback (discounted)", payback), ("IRR of buying", irr)]
+
+
 def _print_summary(answer: BuyVsRentResponse) -> None:
     rows: list[tuple[str, str]] = [
         ("GPU", f"{answer.gpu_name} ({answer.gpu_id}) × {answer.gpu_count}"),
@@ -95,11 +102,7 @@ def _print_summary(answer: BuyVsRentResponse) -> None:
         ("NPV rent (USD)", _usd(answer.npv_rent_usd)),
         ("total own (USD, undiscounted)", _usd(answer.total_own_usd)),
         ("total rent (USD, undiscounted)", _usd(answer.total_rent_usd)),
-        (
-            "payback (discounted)",
-            f"{_month(answer.payback_month)} ({_month(answer.discounted_payback_month)})",
-        ),
-        ("IRR of buying", "none" if answer.irr_annual is None else f"{answer.irr_annual:.1%} a year"),
+        *_returns_rows(answer),
     ]
     if answer.hybrid is not None:
         h = answer.hybrid

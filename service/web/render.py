@@ -1,0 +1,46 @@
+"""Rendering pages: one Jinja environment over the package's templates (HTML autoescaped), with the
+filters that format numbers for people."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import jinja2
+from litestar import Response
+from markupsafe import Markup
+
+__all__ = ["page", "percent", "usd"]
+
+
+def usd(value: float | None, cents: bool = False) -> str:
+    """Dollars with thousands separators ($1,234,567 or $1,234.56); a dash for no value."""
+    if value is None:
+        return "—"
+    text = f"${abs(value):,.2f}" if cents else f"${abs(value):,.0f}"
+    return f"−{text}" if value < 0 else text
+
+
+def percent(value: float | None, digits: int = 1) -> str:
+    return "—" if value is None else f"{value:.{digits}%}"
+
+
+@functools.cache
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("service.web", "templates"),
+        autoescape=jinja2.select_autoescape(default=True),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["usd"] = usd
+    env.filters["percent"] = percent
+    env.filters["svg"] = lambda data: Markup(data.decode())  # our own matplotlib output, never user text
+    return env
+
+
+def page(template: str, status_code: int = 200, **context: Any) -> Response[str]:
+    """The rendered template as an HTML response."""
+    html = _environment().get_template(template).render(**context)
+    return Response(html, status_code=status_code, media_type="text/html")

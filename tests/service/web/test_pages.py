@@ -1,0 +1,66 @@
+"""The web pages in a real browser: the buy-vs-rent form gives the API's answer, a shared URL reopens
+it, the chart loads, no console errors, usable at 1,280 px and at a phone's width; screenshots kept."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import httpx
+
+from tests.service.web.conftest import ARTIFACTS
+
+PAYING = {"gpu": "H100 SXM", "gpu_count": 8, "utilization": 0.9, "horizon_months": 60}
+
+
+def test_the_home_page_lists_the_catalog_and_its_sources(server: str, tab: tuple[Any, list[str]]) -> None:
+    page, errors = tab
+    page.goto(f"{server}/")
+    assert page.locator("h1").inner_text() == "What gpuplan knows"
+    assert "seed" in page.locator("table").inner_text()
+    page.get_by_role("link", name="Buy vs rent").first.click()
+    page.wait_for_url(f"{server}/buy-vs-rent")
+    assert errors == []
+
+
+def test_filling_the_buy_vs_rent_form_gives_the_apis_break_even(
+    server: str, tab: tuple[Any, list[str]]
+) -> None:
+    page, errors = tab
+    page.goto(f"{server}/buy-vs-rent")
+    page.get_by_label("GPU", exact=True).select_option("H100 SXM")
+    page.get_by_label("GPUs").fill("8")
+    page.get_by_label("Utilisation").fill("0.9")
+    page.get_by_label("Horizon").fill("60")
+    page.get_by_label("Rent, $ per GPU-hour").fill("3")
+    page.get_by_role("button", name="Compare").click()
+    page.wait_for_selector("#break-even-month")
+    api = httpx.post(f"{server}/v1/buy-vs-rent", json={**PAYING, "rent": {"usd_per_gpu_hour": 3.0}}).json()
+    assert page.locator("#break-even-month").inner_text() == f"month {api['break_even_month']}"
+    assert page.locator("#irr").inner_text() == f"{api['irr_annual']:.1%}"
+    assert "rent_usd_per_gpu_hour=3" in page.url and "gpu=H100+SXM" in page.url  # the inputs are in the URL
+    chart = page.locator("figure img")
+    chart.scroll_into_view_if_needed()
+    page.wait_for_function("document.querySelector('figure img').complete")
+    assert chart.evaluate("img => img.naturalWidth") > 0
+    assert re.search(r"\$\d{1,3}(,\d{3})+", page.locator(".cards").inner_text())  # dollars with separators
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "buy-vs-rent.png"), full_page=False)
+    assert errors == []
+
+
+def test_a_shared_url_reopens_the_answer_and_bad_input_names_its_field(
+    server: str, tab: tuple[Any, list[str]]
+) -> None:
+    page, errors = tab
+    page.set_viewport_size({"width": 390, "height": 844})  # a phone
+    page.goto(f"{server}/buy-vs-rent?gpu=H100%20SXM&gpu_count=8&utilization=0.7&horizon_months=60")
+    assert page.locator("#verdict").inner_text().startswith("RENT")
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390 + 1, "no horizontal scrolling of the page itself on a phone"
+    page.screenshot(path=str(ARTIFACTS / "buy-vs-rent-phone.png"), full_page=False)
+    response = page.goto(f"{server}/buy-vs-rent?gpu=H100%20SXM&gpu_count=8&utilization=7&horizon_months=60")
+    assert response is not None and response.status == 200  # the form again, with the error
+    assert page.get_by_role("alert").inner_text().startswith("utilization")
+    assert page.get_by_label("Utilisation").get_attribute("aria-invalid") == "true"
+    assert errors == []
