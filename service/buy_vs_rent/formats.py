@@ -27,7 +27,7 @@ from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 from service.buy_vs_rent.schemas import BuyVsRentResponse, MonthRow  # noqa: E402
 
-__all__ = ["CSV_COLUMNS", "cumulative_cost_svg", "monthly_csv", "safe_cell", "write_csv_rows"]
+__all__ = ["CSV_COLUMNS", "chart_lock", "cumulative_cost_svg", "monthly_csv", "safe_cell", "write_csv_rows"]
 
 CSV_COLUMNS: Final = (
     "month",
@@ -50,6 +50,11 @@ CSV_COLUMNS: Final = (
 )
 _FORMULA_START: Final = ("=", "+", "-", "@", "\t", "\r")
 _CHART_LOCK = threading.Lock()  # matplotlib's global state (fonts, rcParams) is not thread-safe
+
+
+def chart_lock() -> threading.Lock:
+    """The lock every matplotlib chart of the service is drawn under (matplotlib is not thread-safe)."""
+    return _CHART_LOCK
 
 
 def safe_cell(value: object) -> object:

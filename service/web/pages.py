@@ -17,6 +17,7 @@ from service.buy_vs_rent.schemas import BuyVsRentResponse
 from service.db.store import Store
 from service.errors import ServiceError
 from service.web.buy_vs_rent_query import FIELDS, QueryError, request_of
+from service.web.plan_pages import PLAN_PAGES
 from service.web.render import page
 
 __all__ = ["PAGES"]
@@ -108,5 +109,11 @@ def chart_svg(store: NamedDependency[Store], request: Request[Any, Any, Any]) ->
     return Response(cumulative_cost_svg(answer), media_type="image/svg+xml")
 
 
-PAGES: Final[tuple[HTTPRouteHandler, ...]] = (home_page, buy_vs_rent_page, schedule_csv, chart_svg)
+PAGES: Final[tuple[HTTPRouteHandler, ...]] = (
+    home_page,
+    buy_vs_rent_page,
+    schedule_csv,
+    chart_svg,
+    *PLAN_PAGES,
+)
 """The page handlers, mounted at the root (the API lives under /v1)."""

@@ -8,7 +8,6 @@ from typing import Any
 
 import jinja2
 from litestar import Response
-from markupsafe import Markup
 
 __all__ = ["page", "percent", "usd"]
 
@@ -36,7 +35,7 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["usd"] = usd
     env.filters["percent"] = percent
-    env.filters["svg"] = lambda data: Markup(data.decode())  # our own matplotlib output, never user text
+    env.filters["fields"] = lambda struct: [(n, getattr(struct, n)) for n in struct.__struct_fields__]
     return env
 
 

@@ -64,3 +64,40 @@ def test_a_shared_url_reopens_the_answer_and_bad_input_names_its_field(
     assert page.get_by_role("alert").inner_text().startswith("utilization")
     assert page.get_by_label("Utilisation").get_attribute("aria-invalid") == "true"
     assert errors == []
+
+
+def test_a_plan_url_runs_the_plan_and_shows_the_choice_and_the_pareto_chart(
+    server: str, tab: tuple[Any, list[str]]
+) -> None:
+    page, errors = tab
+    query = "model=Llama%203.1%208B&kind=fine_tune&method=lora&tokens=2000000000&seq_len=2048&batch_size=4"
+    page.goto(f"{server}/plan?{query}")
+    choice = page.locator("#choice").inner_text()
+    link = page.get_by_role("link", name="Permanent link").get_attribute("href")
+    assert link is not None and link.startswith("/plans/pl-")
+    stored = httpx.get(f"{server}/v1{link}").json()
+    assert f"{stored['choice']['gpu_count']} × {stored['choice']['gpu_name']}" in choice
+    assert page.locator("#total-cost").inner_text() == f"${stored['cost']['total_usd']:,.2f}"
+    chart = page.locator("figure img")
+    chart.scroll_into_view_if_needed()
+    page.wait_for_function("document.querySelector('figure img').complete")
+    assert chart.evaluate("img => img.naturalWidth") > 0
+    assert page.get_by_role("heading", name="GPUs that cannot be used").is_visible()
+    page.screenshot(path=str(ARTIFACTS / "plan.png"), full_page=False)
+    page.goto(f"{server}{link}")  # the stored plan reopens as it was made
+    assert page.locator("#total-cost").inner_text() == f"${stored['cost']['total_usd']:,.2f}"
+    assert errors == []
+
+
+def test_a_plan_with_a_bad_model_names_the_field_and_suggests(
+    server: str, tab: tuple[Any, list[str]]
+) -> None:
+    page, errors = tab
+    page.goto(f"{server}/plan")
+    page.locator("#model").fill("Lama 3 8B")
+    page.locator("#tokens").fill("1000000")
+    page.get_by_role("button", name="Plan").click()
+    alert = page.get_by_role("alert").inner_text()
+    assert alert.startswith("model") and "did you mean" in alert
+    assert page.locator("#model").get_attribute("aria-invalid") == "true"
+    assert errors == []

@@ -1,0 +1,48 @@
+"""The plan page's inputs: URL query parameters → a job :class:`PlanRequest` (train, fine-tune, batch
+inference). Empty fields are left out so the API's defaults apply; a value that does not convert or
+that the request rejects is reported with its form field."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+import msgspec
+
+from service.web.buy_vs_rent_query import QueryError
+from solver.plan_spec import PlanRequest
+
+__all__ = ["PLAN_FIELDS", "plan_request_of"]
+
+_TOP: Final = (
+    "kind", "method", "precision", "tokens", "samples", "epochs", "seq_len", "batch_size", "output_len",
+    "acquisition", "objective",
+)  # fmt: skip
+_LIMITS: Final = ("deadline_hours", "budget_usd", "max_gpus")
+PLAN_FIELDS: Final = ("model", *_TOP, *_LIMITS, "spot", "gpus")
+"""Every query parameter the plan page reads."""
+
+
+def _field_of(path: str) -> str:
+    path = path.strip("`").removeprefix("$.")
+    return path.removeprefix("constraints.").removeprefix("model.") or "model"
+
+
+def plan_request_of(query: Mapping[str, str]) -> PlanRequest:
+    """The plan request the query describes (``QueryError`` naming the field when it cannot be one)."""
+    text = {k: v.strip() for k, v in query.items() if k in PLAN_FIELDS and v.strip()}
+    body: dict[str, object] = {k: text[k] for k in _TOP if k in text}
+    body["model"] = {"name": text.get("model", "")}
+    limits: dict[str, object] = {k: text[k] for k in _LIMITS if k in text}
+    if text.get("spot") in ("on", "true", "1"):
+        limits["spot"] = True
+    if "gpus" in text:
+        limits["gpus"] = [g.strip() for g in text["gpus"].split(",") if g.strip()]
+    body["constraints"] = limits
+    try:
+        return msgspec.convert(body, PlanRequest, strict=False)
+    except msgspec.ValidationError as exc:
+        message, _, where = str(exc).partition(" - at ")
+        if "missing required field" in message:
+            raise QueryError(message.split("`")[1], "required") from None
+        raise QueryError(_field_of(where), message) from None
