@@ -1,15 +1,16 @@
-"""The plan pages: ``/plan`` (a workload form whose inputs live in the URL; opened with inputs, it
+"""The plan pages: ``/serving`` (a request-mix form; with a model, the cheapest fleet), ``/plan`` (a workload form whose inputs live in the URL; opened with inputs, it
 plans and stores the plan) and ``/plans/{plan_id}`` (a stored plan), with the plan's cost-vs-hours
 Pareto chart at ``/plans/{plan_id}/pareto.svg``."""
 
 from __future__ import annotations
 
 import io
-from typing import Any, Final
+from typing import Annotated, Any, Final
 
 from litestar import Request, Response, get
 from litestar.di import NamedDependency
 from litestar.handlers import HTTPRouteHandler
+from litestar.params import PathParameter
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
@@ -20,11 +21,13 @@ from service.plans.schemas import AnyPlan, PlanOut
 from service.web.buy_vs_rent_query import QueryError
 from service.web.plan_query import PLAN_FIELDS, plan_request_of
 from service.web.render import page, usd
+from service.web.serving_query import MIX_ROWS, SERVING_FIELDS, serving_request_of
 from solver.errors import InvalidWorkload, NoFeasiblePlan, SolverError
 from solver.models import list_models
 
 __all__ = ["PLAN_PAGES"]
 
+PlanId = Annotated[str, PathParameter(description="A stored plan's id", max_length=64)]
 _PAGE: Final[dict[str, Any]] = {
     "include_in_schema": False,
     "sync_to_thread": True,
@@ -64,7 +67,7 @@ def plan_page(plans: NamedDependency[PlanService], request: Request[Any, Any, An
 
 
 @get("/plans/{plan_id:str}", **_PAGE)
-def stored_plan_page(plans: NamedDependency[PlanService], plan_id: str) -> Response[str]:
+def stored_plan_page(plans: NamedDependency[PlanService], plan_id: PlanId) -> Response[str]:
     """A stored plan as it was made (404 page when there is none)."""
     try:
         plan = plans.get(plan_id)
@@ -108,7 +111,7 @@ def _pareto_svg(plan: PlanOut) -> bytes:
 
 
 @get("/plans/{plan_id:str}/pareto.svg", **_PAGE)
-def pareto_chart(plans: NamedDependency[PlanService], plan_id: str) -> Response[Any]:
+def pareto_chart(plans: NamedDependency[PlanService], plan_id: PlanId) -> Response[Any]:
     """The stored job plan's Pareto front of cost against hours, the choice marked."""
     try:
         plan: AnyPlan = plans.get(plan_id)
@@ -119,4 +122,31 @@ def pareto_chart(plans: NamedDependency[PlanService], plan_id: str) -> Response[
     return Response(_pareto_svg(plan), media_type="image/svg+xml")
 
 
-PLAN_PAGES: Final[tuple[HTTPRouteHandler, ...]] = (plan_page, stored_plan_page, pareto_chart)
+@get("/serving", **_PAGE)
+def serving_page(plans: NamedDependency[PlanService], request: Request[Any, Any, Any]) -> Response[str]:
+    """The request-mix form; with a model given, the cheapest fleet, its replicas and its saving."""
+    query = {k: v for k, v in request.query_params.items() if k in SERVING_FIELDS}
+    context: dict[str, Any] = {"query": query, "rows": range(MIX_ROWS), "models": sorted({m.name for m in list_models()}),
+                               "plan": None, "error": None, "error_field": None, "rejected": []}  # fmt: skip
+    if not query.get("model", "").strip():
+        return page("serving.html", **context)
+    try:
+        context["plan"] = plans.create(serving_request_of(query))
+    except QueryError as exc:
+        context.update(error=exc.message, error_field=exc.field)
+    except NoFeasiblePlan as exc:
+        context.update(error=str(exc), rejected=sorted(exc.rejected.items()))
+    except InvalidWorkload as exc:
+        context.update(error=exc.message, error_field="model" if exc.field == "model.name" else exc.field)
+    except ServiceError as exc:
+        field = str(exc.extra.get("field", ""))
+        errors = exc.extra.get("errors") or [{"message": exc.detail}]
+        context.update(
+            error=str(errors[0]["message"]), error_field="share_0" if field == "request_mix" else field
+        )
+    except SolverError as exc:
+        context.update(error=str(exc))
+    return page("serving.html", **context)
+
+
+PLAN_PAGES: Final[tuple[HTTPRouteHandler, ...]] = (plan_page, stored_plan_page, pareto_chart, serving_page)

@@ -101,3 +101,27 @@ def test_a_plan_with_a_bad_model_names_the_field_and_suggests(
     assert alert.startswith("model") and "did you mean" in alert
     assert page.locator("#model").get_attribute("aria-invalid") == "true"
     assert errors == []
+
+
+def test_the_serving_form_sizes_the_fleet_the_api_sizes(server: str, tab: tuple[Any, list[str]]) -> None:
+    page, errors = tab
+    page.goto(f"{server}/serving")
+    page.locator("#model").fill("Llama-2-7b")
+    page.get_by_label("Requests per second").fill("20")
+    for row, (prompt, output, share) in enumerate(((20, 20, 0.5), (800, 1500, 0.5))):
+        page.get_by_label(f"row {row + 1} input tokens").fill(str(prompt))
+        page.get_by_label(f"row {row + 1} output tokens").fill(str(output))
+        page.get_by_label(f"row {row + 1} share").fill(str(share))
+    page.get_by_role("button", name="Size the fleet").click()
+    body = {
+        "kind": "serving", "model": {"name": "Llama-2-7b"}, "requests_per_s": 20,
+        "request_mix": [{"input_tokens": 20, "output_tokens": 20, "share": 0.5},
+                        {"input_tokens": 800, "output_tokens": 1500, "share": 0.5}],
+    }  # fmt: skip
+    api = httpx.post(f"{server}/v1/plans", json=body).json()
+    assert page.locator("#fleet-cost strong").inner_text() == f"${api['cost']['usd_per_hour']:,.2f} an hour"
+    assert page.locator("table").last.locator("tbody tr").count() == len(api["choice"]["replicas"])
+    page.get_by_label("row 1 share").fill("0.7")
+    page.get_by_role("button", name="Size the fleet").click()
+    assert "shares must sum to 1" in page.get_by_role("alert").inner_text()
+    assert errors == []

@@ -1,0 +1,55 @@
+"""The serving page's inputs: URL query parameters → a serving :class:`PlanRequest`. The request mix
+is up to :data:`MIX_ROWS` rows of ``in_N``, ``out_N`` and ``share_N`` (rows left empty are dropped)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+import msgspec
+
+from service.web.buy_vs_rent_query import QueryError
+from solver.plan_spec import PlanRequest
+
+__all__ = ["MIX_ROWS", "SERVING_FIELDS", "serving_request_of"]
+
+MIX_ROWS: Final = 6
+_TOP: Final = ("requests_per_s", "hours", "acquisition", "max_utilization")
+_SLO: Final = ("ttft_ms", "tpot_ms")
+_MIX: Final = tuple(f"{part}_{i}" for i in range(MIX_ROWS) for part in ("in", "out", "share"))
+SERVING_FIELDS: Final = ("model", *_TOP, *_SLO, "max_gpus", *_MIX)
+
+
+def _field_of(path: str) -> str:
+    path = path.strip("`").removeprefix("$.")
+    if path.startswith("request_mix["):
+        row, _, part = path.removeprefix("request_mix[").partition("].")
+        name = {"input_tokens": "in", "output_tokens": "out", "share": "share"}.get(part, "share")
+        return f"{name}_{row}"
+    return path.removeprefix("slo.").removeprefix("constraints.").removeprefix("model.") or "model"
+
+
+def serving_request_of(query: Mapping[str, str]) -> PlanRequest:
+    """The serving plan the query describes (``QueryError`` naming the field when it cannot be one)."""
+    text = {k: v.strip() for k, v in query.items() if k in SERVING_FIELDS and v.strip()}
+    body: dict[str, object] = {"kind": "serving", "model": {"name": text.get("model", "")}}
+    body.update({k: text[k] for k in _TOP if k in text})
+    mix = [
+        {"input_tokens": text.get(f"in_{i}", ""), "output_tokens": text.get(f"out_{i}", ""), "share": text.get(f"share_{i}", "")}
+        for i in range(MIX_ROWS)
+        if any(f"{part}_{i}" in text for part in ("in", "out", "share"))
+    ]  # fmt: skip
+    if mix:
+        body["request_mix"] = mix
+    slo = {k: text[k] for k in _SLO if k in text}
+    if slo:
+        body["slo"] = slo
+    if "max_gpus" in text:
+        body["constraints"] = {"max_gpus": text["max_gpus"]}
+    try:
+        return msgspec.convert(body, PlanRequest, strict=False)
+    except msgspec.ValidationError as exc:
+        message, _, where = str(exc).partition(" - at ")
+        if "missing required field" in message:
+            raise QueryError(message.split("`")[1], "required") from None
+        raise QueryError(_field_of(where), message) from None
