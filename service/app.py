@@ -40,9 +40,9 @@ from service.ops.wiring import (
     OPS_EXCEPTION_HANDLERS,
     OPS_ROUTES,
     cors_config,
+    finish_app,
     ops_middleware,
     ops_state,
-    with_request_ids,
 )
 from service.plans.pipeline import PlanService
 from service.plans.routes import ROUTES as PLAN_ROUTES
@@ -181,4 +181,4 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         logging_config=None,  # the process configures logging (gpuplan serve, uvicorn), not the app
     )
     _document(app, opened)
-    return with_request_ids(app)
+    return finish_app(app)

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any, Final
 
-from litestar import Request, Response, get
+from litestar import MediaType, Request, Response, get
 from litestar.plugins.prometheus import PrometheusConfig, PrometheusController
 from prometheus_client import REGISTRY, CollectorRegistry, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -97,9 +97,15 @@ def catalog_registry(store: Store) -> CollectorRegistry:
 class MetricsController(PrometheusController):
     """``GET /metrics``: the process-wide metrics followed by this app's store metrics."""
 
-    @get(sync_to_thread=True, tags=["service"], operation_id="metrics", summary="Prometheus metrics")
+    @get(
+        sync_to_thread=True,
+        tags=["service"],
+        operation_id="metrics",
+        summary="Prometheus metrics",
+        media_type=MediaType.TEXT,
+    )
     def get(self, request: Request[Any, Any, Any]) -> Response[bytes]:
-        """Prometheus text exposition format (version 0.0.4)."""
+        """The Prometheus text exposition format (prometheus-client's latest)."""
         own: CollectorRegistry = request.app.state.metrics_registry
         body = generate_latest(REGISTRY) + generate_latest(own)
-        return Response(body, media_type=CONTENT_TYPE_LATEST)
+        return Response(body, media_type=MediaType.TEXT, headers={"Content-Type": CONTENT_TYPE_LATEST})

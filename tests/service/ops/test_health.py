@@ -15,6 +15,7 @@ from service.app import create_app
 from service.db.seed import SeedReport
 from service.db.store import Store
 from service.ops.health import readiness
+from service.ops.wiring import WRITING_PATHS
 from service.ops.writes import FAILURE_HOLD_S, WriteFailures, is_store_unavailable
 from service.settings import Settings
 from tests.service.admin import AUTH, TOKEN
@@ -31,6 +32,14 @@ def test_live_and_ready_answer_200_on_a_healthy_store(client: TestClient[Any]) -
     assert ready.status_code == 200 and ready.json()["status"] == "ready"
     assert _checks(ready.json()) == {"db_readable": True, "db_writable": True, "snapshot_loaded": True}
     assert client.get("/health").status_code == 200  # the detailed report stays
+
+
+def test_the_operations_that_write_document_their_503(client: TestClient[Any]) -> None:
+    paths = client.get("/schema/openapi.json").json()["paths"]
+    for path in WRITING_PATHS:
+        documented = paths[path]["post"]["responses"]["503"]["content"]["application/problem+json"]
+        assert documented["schema"]["$ref"] == "#/components/schemas/Problem"
+    assert "503" not in paths["/v1/memory"]["post"]["responses"]  # computes, never writes
 
 
 @pytest.fixture

@@ -8,12 +8,18 @@ import json
 import logging
 import logging.config
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from litestar.testing import TestClient
 
+from service.app import create_app
+from service.db.store import Store
 from service.ops.logs import REQUEST_ID, log_config
+from service.settings import Settings
+from tests.service.admin import AUTH, TOKEN
+from tests.service.ops.test_metrics import SHEET
 
 
 def test_a_sane_client_id_is_echoed_and_a_bad_one_replaced(client: TestClient[Any]) -> None:
@@ -83,3 +89,24 @@ def test_text_format_names_the_request_id_too() -> None:
     record = logging.LogRecord("gpuplan", logging.INFO, __file__, 1, "hello", None, None)
     record.request_id = "r-1"
     assert "[r-1] hello" in formatter.format(record)
+
+
+def test_lines_logged_in_worker_threads_carry_the_id(json_lines: io.StringIO, tmp_path: Path) -> None:
+    sheet = tmp_path / "acme.csv"
+    sheet.write_text(SHEET)
+    sources = tmp_path / "sources.toml"
+    sources.write_text(f'[[source]]\nname = "acme"\nurl = "{sheet}"\nformat = "rental_csv"\n')
+    store = Store.open(":memory:")
+    settings = Settings(db_path=":memory:", sources_file=str(sources), admin_token=TOKEN)
+    with TestClient(create_app(settings, store=store)) as client:
+        ran = client.post("/v1/price-sheets/refresh", headers={**AUTH, "X-Request-ID": "refresh-now"})
+        assert ran.status_code == 200, ran.text
+    store.close()
+    refreshes = [
+        line
+        for line in map(json.loads, json_lines.getvalue().splitlines())
+        if line["logger"] == "gpuplan.refresh"
+    ]
+    # the run the request asked for (in a worker thread) and, if it ran by then, the scheduler's own
+    assert "refresh-now" in {line["request_id"] for line in refreshes}
+    assert all(line["request_id"] in ("refresh-now", "-") for line in refreshes)
