@@ -36,6 +36,14 @@ from service.openapi import (
     keep_component_names,
     restore_body_zero_bounds,
 )
+from service.ops.wiring import (
+    OPS_EXCEPTION_HANDLERS,
+    OPS_ROUTES,
+    cors_config,
+    finish_app,
+    ops_middleware,
+    ops_state,
+)
 from service.plans.pipeline import PlanService
 from service.plans.routes import ROUTES as PLAN_ROUTES
 from service.price_sheets.refresh import Refresher
@@ -147,7 +155,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
                 opened.close()
 
     app = Litestar(
-        route_handlers=[health_handler, _v1_routes(), *PAGES],
+        route_handlers=[health_handler, *OPS_ROUTES, _v1_routes(), *PAGES],
         lifespan=[lifespan],
         dependencies={
             "store": _provide(lambda: opened),
@@ -156,9 +164,13 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
             "refresher": _provide(lambda: refresher),
             "scheduler": _provide(lambda: scheduling.scheduler),
         },
-        state=State({"settings": config}),  # for the admin guard, which runs before dependencies
+        state=State(
+            {"settings": config, **ops_state(opened)}
+        ),  # for the admin guard, which runs before dependencies
         before_request=check_request,
-        exception_handlers=exception_handlers,
+        exception_handlers={**exception_handlers, **OPS_EXCEPTION_HANDLERS},
+        middleware=ops_middleware(),
+        cors_config=cors_config(config),
         openapi_config=OpenAPIConfig(
             title="gpuplan",
             version=package_version(),
@@ -170,4 +182,4 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         logging_config=None,  # the process configures logging (gpuplan serve, uvicorn), not the app
     )
     _document(app, opened)
-    return app
+    return finish_app(app)

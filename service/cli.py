@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import logging.config
 import os
 import sys
 from collections.abc import Sequence
@@ -17,6 +18,7 @@ from service.db.cli import register as register_db
 from service.db.store import Store
 from service.errors import InvalidParameter, ServiceError
 from service.estimates.cli import register as register_estimates
+from service.ops.logs import log_config
 from service.plans.cli import register as register_plan
 from service.price_sheets.cli import register as register_prices
 from service.price_sheets.sources import load_sources
@@ -36,7 +38,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             load_sources(settings.sources_file)
         except ValueError as exc:
             raise InvalidParameter("GPUPLAN_SOURCES", str(exc)) from None
-    logging.getLogger().setLevel(args.log_level.upper())
+    logs = log_config(args.log_level, settings.log_format)  # one format for the app and uvicorn
+    logging.config.dictConfig(logs)
     # Open (create, migrate, seed) once before serving, so a bad path fails here with a clear message.
     Store.open(args.db).close()
     uvicorn.run(
@@ -45,6 +48,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         log_level=args.log_level.lower(),
+        log_config=logs,
         workers=1,  # one process owns the DuckDB file
     )
     return 0

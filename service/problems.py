@@ -19,6 +19,7 @@ from litestar.status_codes import (
 from litestar.types import ExceptionHandlersMap
 
 from service.errors import ServiceError
+from service.ops.logs import REQUEST_ID
 from solver.errors import InvalidWorkload, NoFeasiblePlan, SolverError, UnknownModel
 
 __all__ = ["PROBLEM_JSON", "Problem", "exception_handlers", "problem_response", "problem_responses"]
@@ -58,6 +59,7 @@ class Problem(msgspec.Struct, kw_only=True):
     suggestions: list[str] | None = None
     candidates: list[str] | None = None
     rejected: list[GpuRejection] | None = None
+    request_id: str | None = None
 
 
 _PROBLEM_DESCRIPTIONS = {
@@ -96,6 +98,7 @@ def problem_response(
         "instance": request.url.path,
     }
     body.update(extra)
+    body["request_id"] = REQUEST_ID.get()  # the X-Request-ID header of the response, for support
     return Response(content=body, status_code=status, media_type=PROBLEM_JSON)
 
 

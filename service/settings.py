@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any, Literal
 
 import msgspec
 
@@ -35,6 +37,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     sources_file: str | None = None
     price_max_age_hours: float = 24 * 30
     price_move_factor: float = 3.0
+    cors_origins: tuple[str, ...] = ()
+    log_format: Literal["json", "text"] = "json"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -92,8 +96,30 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             host=source.get("GPUPLAN_HOST", "127.0.0.1"),
             port=port,
             log_level=level,
+            **_ops_settings(source),
         )
 
     def db_file(self) -> Path | None:
         """The database file, or ``None`` for an in-memory database."""
         return None if self.db_path == ":memory:" else Path(self.db_path)
+
+
+_ORIGIN = re.compile(r"https?://[^/\s,]+")
+
+
+def _ops_settings(source: Mapping[str, str]) -> dict[str, Any]:
+    """``GPUPLAN_CORS_ORIGINS`` (comma-separated origins, or ``*``; none: no CORS headers) and
+    ``GPUPLAN_LOG_FORMAT`` (``json`` lines, or ``text`` for people)."""
+    origins = tuple(
+        o.strip().rstrip("/") for o in source.get("GPUPLAN_CORS_ORIGINS", "").split(",") if o.strip()
+    )
+    for origin in origins:
+        if origin != "*" and not _ORIGIN.fullmatch(origin):
+            raise ValueError(
+                f"GPUPLAN_CORS_ORIGINS must be comma-separated origins like https://app.example.com "
+                f"(scheme and host, no path) or *, got {origin!r}"
+            )
+    log_format = source.get("GPUPLAN_LOG_FORMAT", "json").lower()
+    if log_format not in ("json", "text"):
+        raise ValueError(f"GPUPLAN_LOG_FORMAT must be json or text, got {log_format!r}")
+    return {"cors_origins": origins, "log_format": log_format}

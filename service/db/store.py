@@ -19,10 +19,10 @@ from types import TracebackType
 import duckdb
 
 from service.db.migrations import apply_migrations, current_schema_version
+from service.db.open_errors import open_error
 from service.db.seed import SeedReport, ensure_seeded
 from service.db.snapshot import CatalogSnapshot, read_snapshot
 from service.db.transactions import cursor_of, run_transaction
-from service.errors import StoreUnavailable
 
 __all__ = ["Store"]
 
@@ -45,21 +45,22 @@ class Store:
     @classmethod
     def open(cls, path: str) -> Store:
         """Open (creating, migrating and seeding if needed) the database at ``path`` (``:memory:``
-        allowed); a 503 ``StoreUnavailable`` when another process holds the file."""
+        allowed); a 503 ``StoreUnavailable`` naming the file and the cause when it cannot (held by
+        another process, not a database, truncated, corrupt, no permission: ``open_errors``)."""
         started = time.perf_counter()
-        if path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
         try:
+            if path != ":memory:":
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
             connection = duckdb.connect(path, config={"threads": 1})
-        except duckdb.IOException as exc:
-            raise StoreUnavailable(
-                f"cannot open the database {path!r}: {exc}. Another gpuplan process (a running server?) "
-                "holds it; stop that process or point --db / GPUPLAN_DB at another file."
-            ) from exc
+        except (duckdb.Error, OSError) as exc:
+            raise open_error(path, exc) from exc
         try:
             applied = apply_migrations(connection)
             report = ensure_seeded(connection)
             store = cls(connection, path, report)
+        except duckdb.Error as exc:  # a file that opens but cannot be read through (a corrupt block)
+            connection.close()
+            raise open_error(path, exc) from exc
         except BaseException:
             connection.close()
             raise

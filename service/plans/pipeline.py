@@ -16,6 +16,7 @@ import msgspec
 from service.db.snapshot import CatalogSnapshot
 from service.db.store import Store
 from service.errors import NotFound
+from service.ops.metrics import PLAN_SOLVE_SECONDS
 from service.plans.fleets import ServingFleets
 from service.plans.inputs import PlanInputs, PlanSettings
 from service.plans.jobs import JobPlans
@@ -93,7 +94,9 @@ class PlanService:
     def _run[S, R](self, kind: PlanKind[S, R], request: PlanRequest) -> AnyPlan:
         started = time.perf_counter()
         inputs = self._validate(kind, self.store.snapshot, request)
+        solving = time.perf_counter()
         result = kind.solve(inputs)
+        PLAN_SOLVE_SECONDS.labels(kind=request.kind).observe(time.perf_counter() - solving)
         plan = kind.render(inputs, result, PlanStamp.mint(started))
         self._save(plan, request)
         return plan

@@ -1,0 +1,120 @@
+"""``GET /health/live`` (the process answers) and ``GET /health/ready`` (it can do its work: the
+database reads and takes writes, the catalog snapshot is loaded, the refresh scheduler runs when
+sources are configured). Orchestrators restart on the first and route traffic on the second;
+``GET /health`` (``service.health``) stays the detailed report."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+from typing import Any, Literal
+
+import duckdb
+import msgspec
+from apscheduler.schedulers.base import BaseScheduler
+from litestar import Request, Response, get
+from litestar.di import NamedDependency
+from litestar.openapi.datastructures import ResponseSpec
+
+from service.db.store import Store
+from service.ops.writes import WriteFailures
+from service.settings import Settings
+
+__all__ = ["Live", "Ready", "ReadyCheck", "live_handler", "readiness", "ready_handler"]
+
+
+class Live(msgspec.Struct, kw_only=True):
+    status: Literal["ok"]
+
+
+class ReadyCheck(msgspec.Struct, kw_only=True):
+    name: Literal["db_readable", "db_writable", "snapshot_loaded", "scheduler_running"]
+    ok: bool
+    detail: str | None = None
+
+
+class Ready(msgspec.Struct, kw_only=True):
+    status: Literal["ready", "not_ready"]
+    checks: list[ReadyCheck]
+
+
+@get("/health/live", operation_id="healthLive", tags=["service"], sync_to_thread=False)
+def live_handler() -> Live:
+    """200 while the process serves requests (no dependency is consulted)."""
+    return Live(status="ok")
+
+
+def _readable(store: Store) -> str | None:
+    try:
+        with store.cursor() as cur:
+            cur.execute("SELECT max(version) FROM schema_version").fetchone()
+    except duckdb.Error as exc:
+        return str(exc)
+    return None
+
+
+def _writable(store: Store, failures: WriteFailures) -> str | None:
+    """A recent failed write, a file or folder the process may not write, or a refused trial write
+    (``CREATE TABLE`` rolled back: it detects a read-only attachment without changing anything)."""
+    recent = failures.recent()
+    if recent:
+        return f"a write failed recently: {recent}"
+    if store.path != ":memory:":
+        path = Path(store.path)
+        for target in (path, path.parent):
+            if target.exists() and not os.access(target, os.W_OK):
+                return f"{target} is not writable by this process"
+    try:
+        with store.cursor() as cur:
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                cur.execute(f"CREATE TABLE ready_probe_{uuid.uuid4().hex} (i INTEGER)")
+            finally:
+                cur.execute("ROLLBACK")
+    except duckdb.Error as exc:
+        return str(exc)
+    return None
+
+
+def readiness(
+    store: Store, failures: WriteFailures, scheduler: BaseScheduler | None, settings: Settings
+) -> Ready:
+    """Every readiness check, in order; ready when all pass."""
+    snapshot = store.snapshot
+    scheduler_needed = bool(settings.sources_file)
+    results: list[tuple[Any, str | None]] = [
+        ("db_readable", _readable(store)),
+        ("db_writable", _writable(store, failures)),
+        ("snapshot_loaded", None if snapshot.gpus else "the catalog snapshot has no GPUs"),
+    ]
+    if scheduler_needed:
+        running = scheduler is not None and scheduler.running
+        results.append(
+            ("scheduler_running", None if running else "sources are configured but no scheduler runs")
+        )
+    checks = [ReadyCheck(name=name, ok=detail is None, detail=detail) for name, detail in results]
+    return Ready(status="ready" if all(c.ok for c in checks) else "not_ready", checks=checks)
+
+
+_NOT_READY = ResponseSpec(
+    data_container=Ready, description="A check failed; `checks` says which", generate_examples=False
+)
+
+
+@get(
+    "/health/ready",
+    operation_id="healthReady",
+    tags=["service"],
+    sync_to_thread=True,
+    responses={503: _NOT_READY},
+)
+def ready_handler(
+    request: Request[Any, Any, Any],
+    store: NamedDependency[Store],
+    scheduler: NamedDependency[BaseScheduler | None],
+    settings: NamedDependency[Settings],
+) -> Response[Ready]:
+    """200 when the service can do its work, 503 (naming the failed checks) when it cannot."""
+    body = readiness(store, request.app.state.write_failures, scheduler, settings)
+    return Response(body, status_code=200 if body.status == "ready" else 503)

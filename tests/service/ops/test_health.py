@@ -1,0 +1,106 @@
+"""GET /health/live and /health/ready (issue 13, A4), and a write the store refuses: a 503 problem
+and readiness false (B6), where it used to be a 500 while /health said ok."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from litestar.testing import TestClient
+
+from service.app import create_app
+from service.db.seed import SeedReport
+from service.db.store import Store
+from service.ops.health import readiness
+from service.ops.wiring import WRITING_PATHS
+from service.ops.writes import FAILURE_HOLD_S, WriteFailures, is_store_unavailable
+from service.settings import Settings
+from tests.service.admin import AUTH, TOKEN
+from tests.service.ops.test_metrics import PLAN
+
+
+def _checks(body: dict[str, Any]) -> dict[str, bool]:
+    return {c["name"]: c["ok"] for c in body["checks"]}
+
+
+def test_live_and_ready_answer_200_on_a_healthy_store(client: TestClient[Any]) -> None:
+    assert client.get("/health/live").json() == {"status": "ok"}
+    ready = client.get("/health/ready")
+    assert ready.status_code == 200 and ready.json()["status"] == "ready"
+    assert _checks(ready.json()) == {"db_readable": True, "db_writable": True, "snapshot_loaded": True}
+    assert client.get("/health").status_code == 200  # the detailed report stays
+
+
+def test_the_operations_that_write_document_their_503(client: TestClient[Any]) -> None:
+    paths = client.get("/schema/openapi.json").json()["paths"]
+    for path in WRITING_PATHS:
+        documented = paths[path]["post"]["responses"]["503"]["content"]["application/problem+json"]
+        assert documented["schema"]["$ref"] == "#/components/schemas/Problem"
+    assert "503" not in paths["/v1/memory"]["post"]["responses"]  # computes, never writes
+
+
+@pytest.fixture
+def read_only(tmp_path: Path) -> Iterator[TestClient[Any]]:
+    """An app on a database file attached read-only: every write the store is asked for fails."""
+    path = str(tmp_path / "ro.duckdb")
+    Store.open(path).close()
+    store = Store(duckdb.connect(path, read_only=True), path, SeedReport(loaded=False, fingerprint=""))
+    with TestClient(create_app(Settings(db_path=path, admin_token=TOKEN), store=store)) as client:
+        yield client
+    store.close()
+
+
+def test_a_refused_write_is_a_503_problem_and_makes_ready_false(read_only: TestClient[Any]) -> None:
+    ready = read_only.get("/health/ready")
+    assert ready.status_code == 503 and ready.json()["status"] == "not_ready"
+    checks = {c["name"]: c for c in ready.json()["checks"]}
+    assert checks["db_readable"]["ok"] and not checks["db_writable"]["ok"]
+    assert "read-only" in checks["db_writable"]["detail"]
+    planned = read_only.post("/v1/plans", json=PLAN)  # solving works; storing the plan does not
+    assert planned.status_code == 503, planned.text
+    assert planned.headers["content-type"].startswith("application/problem+json")
+    assert planned.headers["retry-after"] == "30"
+    assert planned.json()["title"] == "Store unavailable"
+    sheet = (
+        "provider,instance_type,gpu,gpus_per_instance,region,price_per_hour_usd\nacme,a,H100 SXM,1,eu-1,2.6\n"
+    )
+    uploaded = read_only.post(
+        "/v1/price-sheets",
+        params={"source": "acme", "format": "rental_csv"},
+        content=sheet,
+        headers={**AUTH, "content-type": "text/csv"},
+    )
+    assert uploaded.status_code == 503, uploaded.text
+    after = read_only.get("/health/ready").json()
+    assert "a write failed recently" in {c["name"]: c for c in after["checks"]}["db_writable"]["detail"]
+
+
+def test_a_recorded_write_failure_holds_readiness_down_for_a_while(store: Store) -> None:
+    now = [1000.0]
+    failures = WriteFailures(clock=lambda: now[0])
+    failures.record("IOException: disk full")
+    settings = Settings(db_path=":memory:")
+    assert readiness(store, failures, None, settings).status == "not_ready"
+    now[0] += FAILURE_HOLD_S + 1
+    assert readiness(store, failures, None, settings).status == "ready"
+
+
+def test_ready_needs_a_running_scheduler_when_sources_are_configured(store: Store) -> None:
+    settings = Settings(db_path=":memory:", sources_file="sources.toml")
+    body = readiness(store, WriteFailures(), None, settings)
+    assert body.status == "not_ready"
+    assert [c.name for c in body.checks if not c.ok] == ["scheduler_running"]
+
+
+def test_only_errors_of_an_unwritable_store_are_503s() -> None:
+    assert is_store_unavailable(duckdb.IOException("Could not write file: No space left on device"))
+    assert is_store_unavailable(duckdb.PermissionException("Permission denied"))
+    assert is_store_unavailable(
+        duckdb.InvalidInputException('... database "x" which is attached in read-only mode!')
+    )
+    assert not is_store_unavailable(duckdb.CatalogException("Table with name nope does not exist"))
+    assert not is_store_unavailable(duckdb.ConstraintException("Duplicate key"))
+    assert not is_store_unavailable(ValueError("not a database error"))
