@@ -1,6 +1,7 @@
 """Buy-vs-rent answers as a spreadsheet-safe CSV and as an SVG chart of cumulative cost.
 
-CSV: the monthly schedule, one row per month, numbers written as numbers (money rounded to cents, the
+CSV: the monthly schedule, one row per month, then the summary and the assumptions (each section after
+an empty line, with its own header); numbers written as numbers (money rounded to cents, the
 one place it is rounded); any text cell that a spreadsheet could read as a formula (starting with
 ``=``, ``+``, ``-``, ``@``, tab or carriage return) is prefixed with a single quote.
 
@@ -27,7 +28,16 @@ from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 from service.buy_vs_rent.schemas import BuyVsRentResponse, MonthRow  # noqa: E402
 
-__all__ = ["CSV_COLUMNS", "chart_lock", "cumulative_cost_svg", "monthly_csv", "safe_cell", "write_csv_rows"]
+__all__ = [
+    "ASSUMPTIONS_HEADER",
+    "CSV_COLUMNS",
+    "SUMMARY_HEADER",
+    "chart_lock",
+    "cumulative_cost_svg",
+    "monthly_csv",
+    "safe_cell",
+    "write_csv_rows",
+]
 
 CSV_COLUMNS: Final = (
     "month",
@@ -102,9 +112,39 @@ def _row(month: MonthRow) -> list[object]:
     ]
 
 
+SUMMARY_HEADER: Final = ("summary", "value")
+ASSUMPTIONS_HEADER: Final = ("assumption", "value", "unit", "source", "citation")
+
+
+def _summary(response: BuyVsRentResponse) -> list[list[object]]:
+    return [
+        ["npv_own_usd", _cents(response.npv_own_usd)],
+        ["npv_rent_usd", _cents(response.npv_rent_usd)],
+        ["break_even_utilization", response.break_even_utilization],
+        ["break_even_month", response.break_even_month],
+        ["payback_month", response.payback_month],
+        ["discounted_payback_month", response.discounted_payback_month],
+        ["irr_annual", response.irr_annual],
+        ["recommendation", response.recommendation.choice],
+    ]
+
+
 def monthly_csv(response: BuyVsRentResponse) -> str:
-    """The monthly schedule as CSV (hybrid columns empty without a demand profile)."""
-    return write_csv_rows([CSV_COLUMNS, *(_row(m) for m in response.monthly)])
+    """The monthly schedule as CSV (hybrid columns empty without a demand profile), then, each after an
+    empty line with its own header, the summary (NPVs, break-even, payback, IRR) and the assumptions
+    with their sources: one file a spreadsheet opens with everything the answer rests on."""
+    return write_csv_rows(
+        [
+            CSV_COLUMNS,
+            *(_row(m) for m in response.monthly),
+            [],
+            SUMMARY_HEADER,
+            *_summary(response),
+            [],
+            ASSUMPTIONS_HEADER,
+            *([a.name, a.value, a.unit, a.source, a.citation] for a in response.assumptions),
+        ]
+    )
 
 
 def _dollars(value: float, _position: object = None) -> str:

@@ -19,6 +19,7 @@ from service.errors import ServiceError
 from service.web.buy_vs_rent_query import FIELDS, QueryError, request_of
 from service.web.plan_pages import PLAN_PAGES
 from service.web.render import page
+from service.web.sheet_pages import SHEET_PAGES
 
 __all__ = ["PAGES"]
 
@@ -115,5 +116,6 @@ PAGES: Final[tuple[HTTPRouteHandler, ...]] = (
     schedule_csv,
     chart_svg,
     *PLAN_PAGES,
+    *SHEET_PAGES,
 )
 """The page handlers, mounted at the root (the API lives under /v1)."""

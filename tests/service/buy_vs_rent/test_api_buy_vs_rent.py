@@ -13,7 +13,13 @@ from hypothesis import strategies as st
 from litestar.testing import TestClient
 
 from pricing.tco import OwnershipInputs
-from service.buy_vs_rent.formats import CSV_COLUMNS, safe_cell, write_csv_rows
+from service.buy_vs_rent.formats import (
+    ASSUMPTIONS_HEADER,
+    CSV_COLUMNS,
+    SUMMARY_HEADER,
+    safe_cell,
+    write_csv_rows,
+)
 
 URL = "/v1/buy-vs-rent"
 OWN_INPUTS = OwnershipInputs.__struct_fields__
@@ -148,17 +154,36 @@ def test_csv_is_the_monthly_schedule_and_spreadsheet_safe(client: Client) -> Non
         assert response.status_code == 200
         assert response.headers["content-type"].startswith("text/csv")
         assert "attachment" in response.headers["content-disposition"]
-        rows = list(csv.reader(io.StringIO(response.text)))
+        every = list(csv.reader(io.StringIO(response.text)))
+        rows, summary, assumptions = _sections(every)
         assert tuple(rows[0]) == CSV_COLUMNS and len(rows) == 38
         hybrid = (CSV_COLUMNS.index("hybrid_usd"), CSV_COLUMNS.index("cumulative_hybrid_usd"))
         for row in rows[1:]:
             assert [float(cell) for i, cell in enumerate(row) if i not in hybrid]  # numbers as numbers
             assert [row[i] for i in hybrid] == ["", ""]
-        for cell in (c for row in rows for c in row):
+        for cell in (c for row in every for c in row):
             if cell and cell[0] in "=+-@\t\r":
                 float(cell)  # only a (negative) number may start like a formula
-    json_total = post(client, body()).json()["total_own_usd"]
-    assert float(rows[-1][6]) == pytest.approx(json_total, abs=0.01)
+    answer = post(client, body()).json()
+    assert float(rows[-1][6]) == pytest.approx(answer["total_own_usd"], abs=0.01)
+    values = dict((r[0], r[1]) for r in summary[1:])
+    assert (
+        tuple(summary[0]) == SUMMARY_HEADER and values["recommendation"] == answer["recommendation"]["choice"]
+    )
+    assert float(values["npv_own_usd"]) == pytest.approx(answer["npv_own_usd"], abs=0.01)
+    assert tuple(assumptions[0]) == ASSUMPTIONS_HEADER
+    assert {r[0] for r in assumptions[1:]} == {a["name"] for a in answer["assumptions"]}
+
+
+def _sections(rows: list[list[str]]) -> list[list[list[str]]]:
+    """The CSV's sections: runs of rows between empty lines."""
+    sections: list[list[list[str]]] = [[]]
+    for row in rows:
+        if row:
+            sections[-1].append(row)
+        else:
+            sections.append([])
+    return sections
 
 
 @pytest.mark.parametrize("text", ["=1+1", "+cmd", "-2+3", "@SUM(A1)", "\t=1", "\r=1", '=HYPERLINK("x")'])
@@ -180,7 +205,11 @@ def test_present_values_book_value_payback_and_irr_in_json_and_csv(client: Clien
     assert monthly[-1]["cumulative_pv_rent_usd"] == pytest.approx(answer["npv_rent_usd"])
     assert monthly[0]["book_value_usd"] == pytest.approx(monthly[0]["own_capital_usd"])
     assert all(a["book_value_usd"] > b["book_value_usd"] for a, b in itertools.pairwise(monthly))
-    rows = list(csv.DictReader(io.StringIO(post(client, paying, f"{URL}?format=csv").text)))
+    text = post(client, paying, f"{URL}?format=csv").text
+    rows = list(csv.DictReader(io.StringIO(text.split("\r\n\r\n")[0])))
+    summary = dict(r for r in csv.reader(io.StringIO(text.split("\r\n\r\n")[1])))
+    assert float(summary["irr_annual"]) == pytest.approx(answer["irr_annual"])
+    assert int(summary["payback_month"]) == answer["payback_month"]
     assert float(rows[12]["book_value_usd"]) == pytest.approx(monthly[12]["book_value_usd"], abs=0.01)
     assert float(rows[12]["pv_rent_usd"]) == pytest.approx(monthly[12]["pv_rent_usd"], abs=0.01)
     never = post(client, body(rent={"usd_per_gpu_hour": 0.3})).json()

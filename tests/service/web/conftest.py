@@ -17,6 +17,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.service.admin import TOKEN
+
 CHROMIUM = os.environ.get("GPUPLAN_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -52,7 +54,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "--port",
         str(port),
     ]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {**os.environ, "GPUPLAN_ADMIN_TOKEN": TOKEN}
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(300):

@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 
+from tests.service.admin import TOKEN
 from tests.service.web.conftest import ARTIFACTS
 
 PAYING = {"gpu": "H100 SXM", "gpu_count": 8, "utilization": 0.9, "horizon_months": 60}
@@ -124,4 +125,44 @@ def test_the_serving_form_sizes_the_fleet_the_api_sizes(server: str, tab: tuple[
     page.get_by_label("row 1 share").fill("0.7")
     page.get_by_role("button", name="Size the fleet").click()
     assert "shares must sum to 1" in page.get_by_role("alert").inner_text()
+    assert errors == []
+
+
+SHEET = """provider,instance_type,gpu,gpus_per_instance,region,price_per_hour_usd
+webco,w.h100x8,H100 SXM,8,eu-1,{price}
+webco,w.l4,L4,1,eu-1,0.5
+"""
+
+
+def _upload(page: Any, price: str) -> str:
+    page.locator("#upload-source").fill("webco")
+    page.locator("#upload-format").select_option("rental_csv")
+    page.locator("#upload-file").set_input_files(
+        files=[{"name": "webco.csv", "mimeType": "text/csv", "buffer": SHEET.format(price=price).encode()}]
+    )
+    page.locator("#upload-token").fill(TOKEN)
+    page.get_by_role("button", name="Upload").click()
+    status = page.get_by_role("status")
+    status.get_by_text("stored").wait_for()
+    return str(status.inner_text())
+
+
+def test_an_uploaded_sheet_appears_in_the_list_and_the_diff_shows_its_price_change(
+    server: str, tab: tuple[Any, list[str]]
+) -> None:
+    page, errors = tab
+    page.goto(f"{server}/price-sheets")
+    first = int(re.findall(r"Version (\d+)", _upload(page, "20.0"))[0])
+    second = int(re.findall(r"Version (\d+)", _upload(page, "18.5"))[0])
+    page.reload()
+    versions = page.locator("#versions").inner_text()
+    assert re.search(rf"{second}\s+webco\s+rental", versions)
+    page.locator("#from").select_option(str(first))
+    page.locator("#to").select_option(str(second))
+    page.get_by_role("button", name="Show the diff").click()
+    assert "1 price changes" in page.locator("#diff-heading").inner_text()
+    diff = page.locator("#diff").inner_text()
+    assert "w.h100x8" in diff and "h100-sxm" in diff and "$20.00 → $18.50/h" in diff
+    page.screenshot(path=str(ARTIFACTS / "price-sheets.png"), full_page=False)
+    assert TOKEN not in page.content()  # the token was never written into the page
     assert errors == []
