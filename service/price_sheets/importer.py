@@ -5,6 +5,11 @@ immutable version of its source (content hash, rows, the diff against the source
 warnings for implausible price moves, and this report, stored with it); identical content creates no
 version. The current catalog is the latest version of every source, swapped in atomically: readers
 keep the snapshot they started with.
+
+Concurrent imports (uploads racing each other or a refresh) are safe: version numbers are taken and
+stored under one lock per store, so they never collide; and an import stores nothing when another
+version of its source was stored after it started (``ImportSuperseded``, a 409) — a slow upload whose
+client has gone cannot replace newer data with older.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from service.db.sheet_versions import (
     SheetContent,
     insert_version,
     latest_hash,
+    latest_version,
     next_version,
     ownership_sheet,
     provider_costs_sheet,
@@ -35,7 +41,7 @@ from service.db.sheet_versions import (
 )
 from service.db.snapshot import CatalogSnapshot
 from service.db.store import Store
-from service.errors import InvalidParameter
+from service.errors import ImportSuperseded, InvalidParameter
 from service.price_sheets.schemas import PriceChange, SheetDiff, SheetReport
 
 __all__ = ["DEFAULT_MOVE_FACTOR", "import_sheet"]
@@ -55,10 +61,7 @@ _PRICE_FIELDS: Final = (
 def _previous_offers(
     cur: duckdb.DuckDBPyConnection, source: str
 ) -> tuple[int | None, dict[str, RentalOffer]]:
-    row = cur.execute(
-        "SELECT max(version) FROM price_sheets WHERE source = ? AND kind = 'rental'", [source]
-    ).fetchone()
-    version = None if row is None or row[0] is None else int(row[0])
+    version = latest_version(cur, source, "rental")
     if version is None:
         return None, {}
     rows = cur.execute(
@@ -136,10 +139,21 @@ def _store(
     origin: str,
     when: datetime,
     move_factor: float,
+    base: int | None,
 ) -> SheetReport:
-    """In one transaction: unchanged, or a new version stored with its (final) report."""
+    """In one transaction: unchanged, or a new version stored with its (final) report — unless a
+    version newer than ``base`` (the latest when the import started) has been stored meanwhile."""
     if latest_hash(cur, report.source, content.kind) == content.digest:
         return msgspec.structs.replace(report, result="unchanged", content_hash=content.digest)
+    latest = latest_version(cur, report.source, content.kind)
+    if latest != base:
+        raise ImportSuperseded(
+            f"version {latest} of source {report.source!r} was stored while this sheet was being imported "
+            f"(it started from version {base}); nothing was stored. Send the sheet again if it should "
+            "replace that version.",
+            source=report.source,
+            version=latest,
+        )
     version = next_version(cur)
     diff: SheetDiff | None = None
     warnings: list[str] = []
@@ -173,6 +187,8 @@ def import_sheet(
     move_factor: float = DEFAULT_MOVE_FACTOR,
 ) -> SheetReport:
     """Validate ``body`` and, if it is clean and new, store it as a version of ``source`` atomically."""
+    with store.cursor() as cur:
+        base = latest_version(cur, source, SHEET_FORMATS[fmt].kind)
     rows, content, problems = _parse(store.snapshot, body, fmt, source, provider)
     report = SheetReport(
         source=source,
@@ -187,9 +203,12 @@ def import_sheet(
     if problems:
         return report
     when = fetched_at or datetime.now(UTC)
-    stored = store.transaction(
-        lambda cur: _store(cur, report, content, origin=origin, when=when, move_factor=move_factor)
-    )
+    with store.import_lock:  # version numbers are max + 1: taken and stored by one import at a time
+        stored = store.transaction(
+            lambda cur: _store(
+                cur, report, content, origin=origin, when=when, move_factor=move_factor, base=base
+            )
+        )
     if stored.result == "ok":
         store.refresh_snapshot()
     return stored
