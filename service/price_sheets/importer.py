@@ -42,7 +42,7 @@ from service.db.sheet_versions import (
 from service.db.snapshot import CatalogSnapshot
 from service.db.store import Store
 from service.errors import ImportSuperseded, InvalidParameter
-from service.price_sheets.schemas import PriceChange, SheetDiff, SheetReport
+from service.price_sheets.schemas import DiffOffer, PriceChange, SheetDiff, SheetReport
 
 __all__ = ["DEFAULT_MOVE_FACTOR", "import_sheet"]
 
@@ -71,6 +71,18 @@ def _previous_offers(
     return version, {o.offer_id: o for o in offers}
 
 
+def _diff_offer(offer: RentalOffer) -> DiffOffer:
+    return DiffOffer(
+        offer_id=offer.offer_id,
+        provider=offer.provider,
+        instance_type=offer.instance_type,
+        region=offer.region,
+        gpu=offer.gpu_id,
+        gpus_per_instance=offer.gpus_per_instance,
+        price_per_hour_usd=offer.price_per_hour_usd,
+    )
+
+
 def _diff(
     previous_version: int | None,
     before: dict[str, RentalOffer],
@@ -88,17 +100,31 @@ def _diff(
             a, b = getattr(old, field), getattr(new, field)
             if a == b:
                 continue
-            changed.append(PriceChange(offer_id=offer_id, field=field, old=a, new=b))
+            changed.append(
+                PriceChange(
+                    offer_id=offer_id,
+                    field=field,
+                    old=a,
+                    new=b,
+                    provider=new.provider,
+                    instance_type=new.instance_type,
+                    region=new.region,
+                    gpu=new.gpu_id,
+                )
+            )
             if a and b and max(a / b, b / a) > factor:
                 warnings.append(
                     f"{new.provider} {new.instance_type} ({new.region}) {field}: {a:g} -> {b:g} "
                     f"(x{b / a:.2f}, more than the plausible factor {factor:g})"
                 )
+    added, removed = sorted(set(now) - set(before)), sorted(set(before) - set(now))
     diff = SheetDiff(
         previous_version=previous_version,
-        added=sorted(set(now) - set(before)),
-        removed=sorted(set(before) - set(now)),
+        added=added,
+        removed=removed,
         changed=changed,
+        added_offers=[_diff_offer(now[i]) for i in added],
+        removed_offers=[_diff_offer(before[i]) for i in removed],
     )
     return diff, warnings
 

@@ -19,6 +19,7 @@ from apscheduler.schedulers.base import BaseScheduler
 from service.db.store import Store
 from service.errors import FetchError, InvalidParameter
 from service.price_sheets.importer import import_sheet
+from service.price_sheets.retire import retire_seed_provider
 from service.price_sheets.schemas import RefreshRun, SheetReport, SourceStatus
 from service.price_sheets.sources import SourceConfig, fetch
 
@@ -89,6 +90,8 @@ class Refresher:
                 fetched_at=datetime.now(UTC),
                 move_factor=self.move_factor,
             )
+            if source.retire_seed_provider and source.provider and report.result in ("ok", "unchanged"):
+                retire_seed_provider(self.store, source.provider, by=source.name)
             problems = "; ".join(f"line {p.line}: {p.column or ''} {p.reason}" for p in report.problems[:5])
             return RefreshRun(
                 source=source.name,

@@ -11,6 +11,7 @@ Sources are listed in a TOML file named by ``GPUPLAN_SOURCES``::
     timeout_seconds = 30            # deadline of one whole fetch attempt
     max_bytes = 20000000            # larger bodies are refused
     retries = 3                     # attempts, with exponential backoff (1 s, 2 s, 4 s …)
+    retire_seed_provider = true     # this source replaces the shipped offers of `provider`
 
 Only the operator configures URLs; no request can make the service fetch one.
 """
@@ -57,6 +58,8 @@ class SourceConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     timeout_seconds: Annotated[float, Meta(gt=0, le=600)] = 30.0
     max_bytes: Annotated[int, Meta(ge=1, le=500_000_000)] = 20_000_000
     retries: Annotated[int, Meta(ge=1, le=10)] = 3
+    retire_seed_provider: bool = False
+    """After each successful run, drop the shipped (``seed``) offers of ``provider`` from the catalog."""
 
     def public_url(self) -> str:
         """The URL without credentials or query string (safe to show)."""
@@ -95,6 +98,11 @@ def load_sources(path: str) -> list[SourceConfig]:
             raise ValueError(f"GPUPLAN_SOURCES file {path!r}: source name {source.name!r} appears twice")
         if SHEET_FORMATS[source.format].needs_provider and not source.provider:
             raise ValueError(f"GPUPLAN_SOURCES file {path!r}: source[{i}] ({source.name}) needs a provider")
+        if source.retire_seed_provider and not source.provider:
+            raise ValueError(
+                f"GPUPLAN_SOURCES file {path!r}: source[{i}] ({source.name}) sets retire_seed_provider "
+                "and so needs provider = NAME (whose shipped offers it replaces)"
+            )
         names.add(source.name)
     return sources
 
