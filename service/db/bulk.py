@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,8 +10,6 @@ import duckdb
 import numpy as np
 
 __all__ = ["insert_rows"]
-
-_frames = itertools.count(1)
 
 
 def insert_rows(
@@ -24,15 +21,12 @@ def insert_rows(
     table's column type on insert."""
     if not rows:
         return
-    frame: dict[str, np.ndarray[Any, np.dtype[Any]]] = {}
+    gpuplan_bulk_rows: dict[str, np.ndarray[Any, np.dtype[Any]]] = {}
     for index, column in enumerate(columns):
         values = np.empty(len(rows), dtype=object)
         values[:] = [row[index] for row in rows]
-        frame[column] = values
-    name = f"_bulk_rows_{next(_frames)}"
-    cur.register(name, frame)
-    try:
-        column_list = ", ".join(f'"{c}"' for c in columns)
-        cur.execute(f"INSERT INTO {table} ({column_list}) SELECT {column_list} FROM {name}")
-    finally:
-        cur.unregister(name)
+        gpuplan_bulk_rows[column] = values
+    # DuckDB finds the local ``gpuplan_bulk_rows`` by name (a replacement scan); unlike ``register`` it
+    # works while the cursor still holds an unfetched result of an earlier statement
+    column_list = ", ".join(f'"{c}"' for c in columns)
+    cur.execute(f"INSERT INTO {table} ({column_list}) SELECT {column_list} FROM gpuplan_bulk_rows")
