@@ -44,7 +44,11 @@ from service.db.store import Store
 from service.errors import ImportSuperseded, InvalidParameter
 from service.price_sheets.schemas import DiffOffer, PriceChange, SheetDiff, SheetReport
 
-__all__ = ["DEFAULT_MOVE_FACTOR", "import_sheet"]
+__all__ = ["DEFAULT_MOVE_FACTOR", "DIFF_DETAIL_LIMIT", "import_sheet"]
+
+DIFF_DETAIL_LIMIT: Final = 200
+"""Added and removed offers described in full in a diff (``added``/``removed`` list every id): a first
+import of a 300,000-row sheet would otherwise store a report larger than the sheet."""
 
 DEFAULT_MOVE_FACTOR: Final = 3.0
 """A price that moves by more than this factor (up or down) since the source's previous version is
@@ -123,8 +127,8 @@ def _diff(
         added=added,
         removed=removed,
         changed=changed,
-        added_offers=[_diff_offer(now[i]) for i in added],
-        removed_offers=[_diff_offer(before[i]) for i in removed],
+        added_offers=[_diff_offer(now[i]) for i in added[:DIFF_DETAIL_LIMIT]],
+        removed_offers=[_diff_offer(before[i]) for i in removed[:DIFF_DETAIL_LIMIT]],
     )
     return diff, warnings
 

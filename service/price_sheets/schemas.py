@@ -60,7 +60,9 @@ class SheetDiff(msgspec.Struct, kw_only=True):
     removed: list[str]
     changed: list[PriceChange]
     added_offers: list[DiffOffer] = msgspec.field(default_factory=list)
+    """The first 200 of ``added``, described (instance type, region, GPU, price)."""
     removed_offers: list[DiffOffer] = msgspec.field(default_factory=list)
+    """The first 200 of ``removed``, described."""
 
 
 class SheetReport(msgspec.Struct, kw_only=True):

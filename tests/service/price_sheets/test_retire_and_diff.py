@@ -9,7 +9,7 @@ import pytest
 
 from service.db.seed import SEED_SOURCE
 from service.db.store import Store
-from service.price_sheets.importer import import_sheet
+from service.price_sheets.importer import DIFF_DETAIL_LIMIT, import_sheet
 from service.price_sheets.refresh import Refresher
 from service.price_sheets.sources import SourceConfig, load_sources
 
@@ -88,3 +88,13 @@ def test_a_diff_names_instance_type_gpu_and_old_and_new_price() -> None:
     ] == [("a.l40s", "l40s", 2, 1.8)]
     assert [(o.instance_type, o.gpu) for o in diff.removed_offers] == [("a.l4", "l4")]
     assert [o.offer_id for o in diff.added_offers] == diff.added
+
+
+def test_a_diff_describes_at_most_the_first_offers_in_full() -> None:
+    rows = "".join(f"acme,t{i:04d},L4,1,eu-1,0.5\n" for i in range(DIFF_DETAIL_LIMIT + 50))
+    with Store.open(":memory:") as store:
+        report = import_sheet(
+            store, source="acme", fmt="rental_csv", body=(HEADER + rows).encode(), origin="t"
+        )
+    assert report.diff is not None and len(report.diff.added) == DIFF_DETAIL_LIMIT + 50
+    assert [o.offer_id for o in report.diff.added_offers] == report.diff.added[:DIFF_DETAIL_LIMIT]
