@@ -4,6 +4,7 @@ started (an upload whose client has gone, a racing refresh)."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,8 @@ from service.db.store import Store
 from service.errors import ImportSuperseded
 from service.price_sheets import importer
 from service.price_sheets.importer import import_sheet
+from service.price_sheets.refresh import Refresher
+from service.price_sheets.sources import SourceConfig
 from tests.service.admin import AUTH
 
 HEADER = "provider,instance_type,gpu,gpus_per_instance,region,price_per_hour_usd\n"
@@ -72,3 +75,28 @@ def test_an_import_never_replaces_a_version_stored_after_it_started(
     prices = {c.offer.price_per_hour_usd for c in store.snapshot.offers if c.offer.provider == "acme"}
     assert newer[0] is not None and newer[0] > (first.version or 0) and prices == {3.0, 0.5}
     store.close()
+
+
+def test_a_refresh_superseded_by_an_upload_tries_again(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """An upload to the source lands while the refresh validates: that attempt stores nothing, the next
+    one imports the source's sheet on top of the upload."""
+    store = Store.open(":memory:")
+    sheet_file = tmp_path / "acme.csv"
+    sheet_file.write_bytes(sheet("acme", 2.0))
+    parse = importer._parse
+
+    def parse_while_an_upload_lands(*args: Any) -> Any:
+        monkeypatch.setattr(importer, "_parse", parse)
+        import_sheet(store, source="acme", fmt="rental_csv", body=sheet("acme", 3.0), origin="upload")
+        return parse(*args)
+
+    monkeypatch.setattr(importer, "_parse", parse_while_an_upload_lands)
+    waits: list[float] = []
+    source = SourceConfig(name="acme", url=str(sheet_file), format="rental_csv", retries=3)
+    run = Refresher(store, [source], sleep=waits.append).run("acme")
+    prices = {c.offer.price_per_hour_usd for c in store.snapshot.offers if c.offer.provider == "acme"}
+    store.close()
+    assert (run.result, run.attempts, waits) == ("ok", 2, [1.0])
+    assert prices == {2.0, 0.5}
