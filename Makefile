@@ -2,9 +2,11 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-HOST ?= 127.0.0.1
-PORT ?= 8000
-DB ?= var/gpuplan.duckdb
+# `make serve` passes --host/--port/--db only when HOST, PORT or DB is given (make HOST=0.0.0.0 serve);
+# otherwise GPUPLAN_HOST, GPUPLAN_PORT and GPUPLAN_DB apply, then the defaults (127.0.0.1, 8000, var/gpuplan.duckdb).
+HOST ?=
+PORT ?=
+DB ?=
 VENV := .venv
 BIN := $(VENV)/bin
 # Reinstall when pyproject.toml changes.
@@ -18,7 +20,7 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3 python; do \
 .PHONY: help serve test lint typecheck unit browser bench accuracy clean
 
 help:
-	@echo "make serve   set up .venv and start the API on http://$(HOST):$(PORT) (DB: $(DB))"
+	@echo "make serve   set up .venv and start the API (GPUPLAN_HOST, GPUPLAN_PORT, GPUPLAN_DB; or make HOST=… PORT=… DB=… serve)"
 	@echo "make test    set up .venv with test extras; run ruff, mypy --strict and pytest"
 	@echo "make bench   run the performance benchmarks in tests/perf"
 	@echo "make accuracy print the throughput and memory models' accuracy tables (slow)"
@@ -38,7 +40,7 @@ $(STAMP): $(VENV)/bin/python pyproject.toml
 	touch $(STAMP)
 
 serve: $(STAMP)
-	$(BIN)/gpuplan serve --host $(HOST) --port $(PORT) --db $(DB)
+	$(BIN)/gpuplan serve $(if $(HOST),--host $(HOST)) $(if $(PORT),--port $(PORT)) $(if $(DB),--db $(DB))
 
 lint: $(STAMP)
 	$(BIN)/ruff check service pricing solver tests

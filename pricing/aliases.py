@@ -125,6 +125,11 @@ class AliasTable:
             raise UnresolvedGpuName(name, f"rules tie between {', '.join(sorted(winners))}")
         return winners.pop()
 
+    def meanings(self, name: str) -> list[str]:
+        """Every canonical GPU any rule for ``name`` points at, sorted (several: the name is ambiguous
+        without its context)."""
+        return sorted({c.rule.canonical_gpu for c in self._by_name.get(normalise_alias(name), [])})
+
     def rules(self) -> list[AliasRule]:
         """Every rule, in insertion order per name."""
         return [c.rule for rules in self._by_name.values() for c in rules]

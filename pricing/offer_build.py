@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import weakref
 from collections.abc import Mapping
 
 from pricing.aliases import AliasTable, NameContext
@@ -15,13 +17,54 @@ from solver.mig import SliceSpec, slice_id
 __all__ = ["build_offer", "mig_profile_of", "resolve_gpu"]
 
 
+_SEPARATORS = re.compile(r"[\s\-_./]+")
+_KEYS: weakref.WeakKeyDictionary[AliasTable, dict[str, str]] = weakref.WeakKeyDictionary()
+
+
+def _compact(text: str) -> str:
+    return _SEPARATORS.sub("", text.casefold())
+
+
+def _catalog_keys(aliases: AliasTable, gpus: Mapping[str, GpuSpec]) -> dict[str, str]:
+    """Compact spelling → GPU id for every id, name and alias that means one GPU whatever the row
+    (``h100-sxm``, ``H100_SXM``, context-free aliases), built once per table."""
+    keys = _KEYS.get(aliases)
+    if keys is None:
+        by_name = {gpu.name: gpu_id for gpu_id, gpu in gpus.items()}
+        seen: dict[str, set[str]] = {}
+        for rule in aliases.rules():  # a rule with a context holds only where its context does
+            if rule.canonical_gpu in by_name and not rule.context.strip():
+                seen.setdefault(_compact(rule.alias), set()).add(by_name[rule.canonical_gpu])
+        keys = {key: ids.pop() for key, ids in seen.items() if len(ids) == 1}
+        for gpu_id, gpu in gpus.items():
+            keys[_compact(gpu_id)] = keys[_compact(gpu.name)] = gpu_id
+        _KEYS[aliases] = keys
+    return keys
+
+
+def _advice(aliases: AliasTable, gpus: Mapping[str, GpuSpec], name: str, reason: str) -> str:
+    """``reason`` with what to write instead: the GPUs a name whose rules did not settle this row can
+    mean, by name and id."""
+    meanings = aliases.meanings(name)
+    if not meanings:
+        return reason
+    ids = {gpu.name: gpu_id for gpu_id, gpu in gpus.items()}
+    listed = ", ".join(f"{m!r} ({ids[m]})" if m in ids else repr(m) for m in meanings)
+    return f"{reason}; {name!r} can mean {listed}: write one of those names or ids instead"
+
+
 def resolve_gpu(
     aliases: AliasTable, gpus: Mapping[str, GpuSpec], name: str, context: NameContext, column: str
 ) -> GpuSpec:
+    """The catalog GPU a sheet's cell names: through the alias table's rules for this row, else by a
+    catalog id, name or alias that means one GPU (ignoring case and separators)."""
     try:
         canonical = aliases.resolve(name, context)
     except UnresolvedGpuName as exc:
-        raise SheetRowError(column, exc.reason) from None
+        gpu_id = _catalog_keys(aliases, gpus).get(_compact(name))
+        if gpu_id is not None:
+            return gpus[gpu_id]
+        raise SheetRowError(column, _advice(aliases, gpus, name, exc.reason)) from None
     gpu = gpus.get(gpu_id_for(canonical))
     if gpu is None:
         raise SheetRowError(column, f"alias points at {canonical!r}, which is not in the GPU catalog")

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from service.buy_vs_rent.cli import register as register_buy_vs_rent
 from service.catalog.cli import register as register_catalog
+from service.console import glue_dash_values
 from service.db.cli import register as register_db
 from service.db.store import Store
 from service.errors import InvalidParameter, ServiceError
@@ -90,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:  # a bad GPUPLAN_* variable
         print(f"gpuplan: {exc}", file=sys.stderr)
         return 2
-    args = parser.parse_args(argv)
+    args = parser.parse_args(glue_dash_values(sys.argv[1:] if argv is None else argv))
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         result: int = args.func(args)

@@ -12,7 +12,7 @@ from tabulate import tabulate
 
 from service.errors import InvalidParameter
 
-__all__ = ["print_json", "print_table", "read_json_body"]
+__all__ = ["DASH_VALUED_OPTIONS", "glue_dash_values", "print_json", "print_table", "read_json_body"]
 
 
 def _cell(value: Any) -> Any:
@@ -26,6 +26,29 @@ def _cell(value: Any) -> Any:
 def print_table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> None:
     """A plain table: ``-`` for missing values, yes/no for flags, numbers in their shortest form."""
     print(tabulate([[_cell(v) for v in row] for row in rows], headers=list(headers), floatfmt="g"))
+
+
+DASH_VALUED_OPTIONS = ("--sort",)
+"""Options whose value may start with ``-`` (``--sort -price_per_hour_usd``: descending)."""
+
+
+def glue_dash_values(argv: Sequence[str]) -> list[str]:
+    """``--sort -x`` as ``--sort=-x``: argparse takes a separate ``-x`` for an unknown option, so the
+    README's ``--sort -price_per_hour_usd`` would fail as written."""
+    glued: list[str] = []
+    items = iter(argv)
+    for item in items:
+        if item in DASH_VALUED_OPTIONS:
+            value = next(items, None)
+            if value is not None and value.startswith("-") and value != "--":
+                glued.append(f"{item}={value}")
+                continue
+            glued.append(item)
+            if value is not None:
+                glued.append(value)
+            continue
+        glued.append(item)
+    return glued
 
 
 def print_json(value: object) -> None:

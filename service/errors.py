@@ -5,6 +5,7 @@ ServiceError
  ├── Unauthorized         401: a write without the right bearer token
  ├── Forbidden            403: writes are disabled (no admin token configured)
  ├── NotFound             404: no such resource
+ ├── ImportSuperseded     409: a newer version of the source was stored while a sheet was being imported
  ├── FetchError           502: a configured price-sheet source cannot be fetched (the refresh records it)
  └── StoreUnavailable     503: the database cannot be opened or used right now
 """
@@ -16,6 +17,7 @@ from typing import Any, ClassVar
 __all__ = [
     "FetchError",
     "Forbidden",
+    "ImportSuperseded",
     "InvalidParameter",
     "NotFound",
     "ServiceError",
@@ -70,6 +72,14 @@ class NotFound(ServiceError):
 
     status_code = 404
     title = "Not found"
+
+
+class ImportSuperseded(ServiceError):
+    """Another version of the source was stored after this import started: storing this one would
+    replace newer data with older (a slow upload whose client may be gone, or a racing refresh)."""
+
+    status_code = 409
+    title = "Conflict"
 
 
 class FetchError(ServiceError):

@@ -70,6 +70,7 @@ _PROBLEM_DESCRIPTIONS = {
     404: "No such resource",
     422: "The request is valid but cannot be satisfied; the body says why",
     503: "The database is unavailable",
+    409: "A newer version of the source was stored while this sheet was being imported; nothing changed",
 }
 
 

@@ -43,7 +43,7 @@ from solver.hybrid import FleetCost, HybridProblem, solve_hybrid
 __all__ = ["buy_vs_rent"]
 
 
-def _derived(inputs: tco.OwnershipInputs, utilization: float) -> list[Assumption]:
+def _derived(inputs: tco.OwnershipInputs, utilization: float, *, given: bool) -> list[Assumption]:
     def item(name: str, value: float, unit: str, how: str) -> Assumption:
         return Assumption(name=name, value=value, unit=unit, source="derived", citation=how)
 
@@ -83,7 +83,9 @@ def _derived(inputs: tco.OwnershipInputs, utilization: float) -> list[Assumption
             "USD per GPU-hour",
             "kW × idle power fraction × PUE × USD/kWh",
         ),
-        item("utilization", utilization, "fraction", "busy GPU-hours / (GPUs × 730 × months)"),
+        Assumption(name="utilization", value=utilization, unit="fraction", source="request", citation="given")
+        if given
+        else item("utilization", utilization, "fraction", "busy GPU-hours / (GPUs × 730 × months)"),
     ]
 
 
@@ -249,7 +251,10 @@ def buy_vs_rent(snapshot: CatalogSnapshot, request: BuyVsRentRequest) -> BuyVsRe
     scenario = Scenario(
         inputs=inputs, gpus=gpus, busy_gpu_hours=busy, rent_usd_per_gpu_hour=rent, billing=billing
     )
-    utilization = scenario.mean_utilization
+    # a utilization the user gave is reported as given (busy hours / GPU-hours only round-trips it
+    # to 0.6999999999999998); from a demand profile it is derived
+    given = request.utilization is not None
+    utilization = request.utilization if request.utilization is not None else scenario.mean_utilization
     break_even = tco.break_even_utilization(inputs, rent, billing)
     hybrid, hybrid_flows = _hybrid(inputs, busy, rent, billing) if is_profile else (None, None)
     headline = Headline(
@@ -291,5 +296,5 @@ def buy_vs_rent(snapshot: CatalogSnapshot, request: BuyVsRentRequest) -> BuyVsRe
         ownership_sheet_versions=sorted(
             {p.sheet_version for p in sheets.prices} | {d.sheet_version for d in sheets.defaults}
         ),
-        assumptions=[*assumptions, *rent_assumptions, *_derived(inputs, utilization)],
+        assumptions=[*assumptions, *rent_assumptions, *_derived(inputs, utilization, given=given)],
     )

@@ -22,9 +22,14 @@ from service.db.transactions import cursor_of, run_transaction
 from solver.gpus import GpuSpec
 from solver.profiles import MeasuredProfile, ServingProfile
 
-__all__ = ["SEED_SOURCE", "SeedReport", "ensure_seeded", "seed_fingerprint"]
+__all__ = ["SEED_RENTAL_PRICES_AS_OF", "SEED_SOURCE", "SeedReport", "ensure_seeded", "seed_fingerprint"]
 
 SEED_SOURCE = "seed"
+SEED_RENTAL_PRICES_AS_OF = datetime(2025, 11, 6, tzinfo=UTC)
+"""When the shipped rental prices were taken, as the seed sheet's ``fetched_at``: its age is the data's
+age, not the database's, so plans warn ``price_sheet_stale`` on old shipped prices. The snapshot
+commits' exact dates are unknown; schema v8 catalogs first shipped with SkyPilot 0.10.5, built
+2025-11-06 (service/data/README-cloud_gpu_prices.md, "Dates"; the Azure rows are older still)."""
 _LOADER_VERSION = "1"  # bump when parsing changes, so existing databases reload the seed
 _log = logging.getLogger("gpuplan.seed")
 
@@ -109,7 +114,12 @@ def _load(
     )
     versions = [
         add_version(
-            cur, content, source=SEED_SOURCE, fmt=fmt, fetched_at=now, origin=f"shipped service/data/{files}"
+            cur,
+            content,
+            source=SEED_SOURCE,
+            fmt=fmt,
+            fetched_at=SEED_RENTAL_PRICES_AS_OF if content.kind == "rental" else now,
+            origin=f"shipped service/data/{files}",
         )
         for content, fmt, files in sheets
     ]

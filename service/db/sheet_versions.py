@@ -29,6 +29,7 @@ __all__ = [
     "content_hash",
     "insert_version",
     "latest_hash",
+    "latest_version",
     "next_version",
     "ownership_sheet",
     "provider_costs_sheet",
@@ -92,8 +93,15 @@ def latest_hash(cur: duckdb.DuckDBPyConnection, source: str, kind: SheetKind) ->
     return str(row[0]) if row else None
 
 
+def latest_version(cur: duckdb.DuckDBPyConnection, source: str, kind: SheetKind) -> int | None:
+    row = cur.execute(
+        "SELECT max(version) FROM price_sheets WHERE source = ? AND kind = ?", [source, kind]
+    ).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
 def next_version(cur: duckdb.DuckDBPyConnection) -> int:
-    """The number the next version of any source gets."""
+    """The number the next version of any source gets (callers hold ``Store.import_lock``)."""
     row = cur.execute("SELECT coalesce(max(version), 0) + 1 FROM price_sheets").fetchone()
     return int(row[0]) if row else 1
 

@@ -38,6 +38,8 @@ class Store:
         self.path = path
         self.seed_report = seed_report
         self._snapshot_lock = threading.Lock()
+        self.import_lock = threading.Lock()
+        """Held while an import takes a version number and stores its version (numbers are unique)."""
         self._generations = itertools.count(1)
         with self.cursor() as cur:
             self._snapshot = read_snapshot(cur, next(self._generations))

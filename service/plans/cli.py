@@ -13,6 +13,7 @@ from service.console import print_json, read_json_body
 from service.db.store import Store
 from service.plans.cost_text import print_costs
 from service.plans.pipeline import PlanService
+from service.plans.remote import plan_via_server
 from service.plans.schemas import ChoiceOut, PlanOut, ServingPlanOut
 from solver.errors import NoFeasiblePlan
 from solver.network import Network
@@ -202,14 +203,17 @@ def _print_fleet_footer(plan: ServingPlanOut) -> None:
 
 def _cmd_plan(args: argparse.Namespace) -> int:
     request = read_json_body(args.workload, PlanRequest, "workload")
-    with Store.open(args.db) as store:
-        try:
-            plan = PlanService(store).create(request)
-        except NoFeasiblePlan as exc:
-            print(f"gpuplan: {exc}", file=sys.stderr)
-            for gpu, reasons in exc.rejected.items():
-                print(f"  {gpu}: " + "; ".join(f"{r}: {d}" for r, d in reasons), file=sys.stderr)
-            return 3
+    try:
+        if args.url:
+            plan = plan_via_server(args.url, request)
+        else:
+            with Store.open(args.db) as store:
+                plan = PlanService(store).create(request)
+    except NoFeasiblePlan as exc:
+        print(f"gpuplan: {exc}", file=sys.stderr)
+        for gpu, reasons in exc.rejected.items():
+            print(f"  {gpu}: " + "; ".join(f"{r}: {d}" for r, d in reasons), file=sys.stderr)
+        return 3
     if args.json:
         print_json(plan)
     elif isinstance(plan, ServingPlanOut):
@@ -227,4 +231,7 @@ def register(sub: Any) -> None:
     parser.add_argument("workload", help="JSON file with the workload, work and constraints")
     parser.add_argument("--db", default=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true", help="print the plan as JSON")
+    parser.add_argument(
+        "--url", help="plan through the server at this URL (e.g. http://127.0.0.1:8000) instead of --db"
+    )
     parser.set_defaults(func=_cmd_plan)

@@ -49,7 +49,11 @@ from solver.serving_capacity import Capacity, class_capacity
 from solver.serving_spec import RequestClass, ServingSlo, validate_mix
 from solver.workload import ResolvedWorkload, Workload, resolve_workload
 
-__all__ = ["FleetSpec", "ServingFleets", "SolvedFleet"]
+__all__ = ["LOAD_DIGITS", "FleetSpec", "ServingFleets", "SolvedFleet"]
+
+LOAD_DIGITS = 4
+"""A replica type's load is reported to 0.01 %: the solver's count slack (``COUNT_TOLERANCE``, 1e-6)
+would otherwise show as a load of 0.85000085 above a 0.85 limit."""
 
 _TPS = (1, 2, 4, 8)
 Rejected = dict[str, list[tuple[str, str]]]
@@ -359,7 +363,7 @@ def _replica_out(rtype: ReplicaType, inputs: PlanInputs[FleetSpec], solved: Solv
         offer=inputs.supplies.offers.get(supply.supply_id),
         owned=owned_ref(supply, inputs.request.owned_utilization),
         usd_per_hour=fleet.instances[rtype.type_id] * rtype.usd_per_instance_hour,
-        load=fleet.load.get(rtype.type_id, 0.0),
+        load=round(fleet.load.get(rtype.type_id, 0.0), LOAD_DIGITS),
         classes=[
             ClassShare(
                 input_tokens=cls.input_tokens,

@@ -24,6 +24,10 @@ from service.settings import Settings
 __all__ = ["register"]
 
 
+_SHOWN = 20
+"""Offers of each kind of change the import summary lists (the JSON report has them all)."""
+
+
 def _print_report(report: SheetReport) -> None:
     print(
         f"{report.source} ({report.format}): {report.result}, {report.accepted_rows} of {report.rows} rows usable"
@@ -36,6 +40,19 @@ def _print_report(report: SheetReport) -> None:
             f"diff against version {diff.previous_version}: {len(diff.added)} added, {len(diff.removed)} removed, "
             f"{len(diff.changed)} price changes"
         )
+        for offer in diff.added_offers[:_SHOWN]:
+            print(
+                f"  + {offer.provider} {offer.instance_type} ({offer.region}) {offer.gpus_per_instance}x {offer.gpu}"
+            )
+        for offer in diff.removed_offers[:_SHOWN]:
+            print(
+                f"  - {offer.provider} {offer.instance_type} ({offer.region}) {offer.gpus_per_instance}x {offer.gpu}"
+            )
+        for change in diff.changed[:_SHOWN]:
+            print(
+                f"  ~ {change.provider} {change.instance_type} ({change.region}) {change.gpu} "
+                f"{change.field}: {change.old} -> {change.new}"
+            )
     for warning in report.warnings:
         print(f"warning: {warning}")
     if report.problems:

@@ -5,6 +5,11 @@ immutable version of its source (content hash, rows, the diff against the source
 warnings for implausible price moves, and this report, stored with it); identical content creates no
 version. The current catalog is the latest version of every source, swapped in atomically: readers
 keep the snapshot they started with.
+
+Concurrent imports (uploads racing each other or a refresh) are safe: version numbers are taken and
+stored under one lock per store, so they never collide; and an import stores nothing when another
+version of its source was stored after it started (``ImportSuperseded``, a 409) — a slow upload whose
+client has gone cannot replace newer data with older.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from service.db.sheet_versions import (
     SheetContent,
     insert_version,
     latest_hash,
+    latest_version,
     next_version,
     ownership_sheet,
     provider_costs_sheet,
@@ -35,10 +41,14 @@ from service.db.sheet_versions import (
 )
 from service.db.snapshot import CatalogSnapshot
 from service.db.store import Store
-from service.errors import InvalidParameter
-from service.price_sheets.schemas import PriceChange, SheetDiff, SheetReport
+from service.errors import ImportSuperseded, InvalidParameter
+from service.price_sheets.schemas import DiffOffer, PriceChange, SheetDiff, SheetReport
 
-__all__ = ["DEFAULT_MOVE_FACTOR", "import_sheet"]
+__all__ = ["DEFAULT_MOVE_FACTOR", "DIFF_DETAIL_LIMIT", "import_sheet"]
+
+DIFF_DETAIL_LIMIT: Final = 200
+"""Added and removed offers described in full in a diff (``added``/``removed`` list every id): a first
+import of a 300,000-row sheet would otherwise store a report larger than the sheet."""
 
 DEFAULT_MOVE_FACTOR: Final = 3.0
 """A price that moves by more than this factor (up or down) since the source's previous version is
@@ -55,10 +65,7 @@ _PRICE_FIELDS: Final = (
 def _previous_offers(
     cur: duckdb.DuckDBPyConnection, source: str
 ) -> tuple[int | None, dict[str, RentalOffer]]:
-    row = cur.execute(
-        "SELECT max(version) FROM price_sheets WHERE source = ? AND kind = 'rental'", [source]
-    ).fetchone()
-    version = None if row is None or row[0] is None else int(row[0])
+    version = latest_version(cur, source, "rental")
     if version is None:
         return None, {}
     rows = cur.execute(
@@ -66,6 +73,18 @@ def _previous_offers(
     ).fetchall()
     offers = [msgspec.convert(dict(zip(OFFER_COLUMNS, r, strict=True)), RentalOffer) for r in rows]
     return version, {o.offer_id: o for o in offers}
+
+
+def _diff_offer(offer: RentalOffer) -> DiffOffer:
+    return DiffOffer(
+        offer_id=offer.offer_id,
+        provider=offer.provider,
+        instance_type=offer.instance_type,
+        region=offer.region,
+        gpu=offer.gpu_id,
+        gpus_per_instance=offer.gpus_per_instance,
+        price_per_hour_usd=offer.price_per_hour_usd,
+    )
 
 
 def _diff(
@@ -85,17 +104,31 @@ def _diff(
             a, b = getattr(old, field), getattr(new, field)
             if a == b:
                 continue
-            changed.append(PriceChange(offer_id=offer_id, field=field, old=a, new=b))
+            changed.append(
+                PriceChange(
+                    offer_id=offer_id,
+                    field=field,
+                    old=a,
+                    new=b,
+                    provider=new.provider,
+                    instance_type=new.instance_type,
+                    region=new.region,
+                    gpu=new.gpu_id,
+                )
+            )
             if a and b and max(a / b, b / a) > factor:
                 warnings.append(
                     f"{new.provider} {new.instance_type} ({new.region}) {field}: {a:g} -> {b:g} "
                     f"(x{b / a:.2f}, more than the plausible factor {factor:g})"
                 )
+    added, removed = sorted(set(now) - set(before)), sorted(set(before) - set(now))
     diff = SheetDiff(
         previous_version=previous_version,
-        added=sorted(set(now) - set(before)),
-        removed=sorted(set(before) - set(now)),
+        added=added,
+        removed=removed,
         changed=changed,
+        added_offers=[_diff_offer(now[i]) for i in added[:DIFF_DETAIL_LIMIT]],
+        removed_offers=[_diff_offer(before[i]) for i in removed[:DIFF_DETAIL_LIMIT]],
     )
     return diff, warnings
 
@@ -136,10 +169,21 @@ def _store(
     origin: str,
     when: datetime,
     move_factor: float,
+    base: int | None,
 ) -> SheetReport:
-    """In one transaction: unchanged, or a new version stored with its (final) report."""
+    """In one transaction: unchanged, or a new version stored with its (final) report — unless a
+    version newer than ``base`` (the latest when the import started) has been stored meanwhile."""
     if latest_hash(cur, report.source, content.kind) == content.digest:
         return msgspec.structs.replace(report, result="unchanged", content_hash=content.digest)
+    latest = latest_version(cur, report.source, content.kind)
+    if latest != base:
+        raise ImportSuperseded(
+            f"version {latest} of source {report.source!r} was stored while this sheet was being imported "
+            f"(it started from version {base}); nothing was stored. Send the sheet again if it should "
+            "replace that version.",
+            source=report.source,
+            version=latest,
+        )
     version = next_version(cur)
     diff: SheetDiff | None = None
     warnings: list[str] = []
@@ -173,6 +217,8 @@ def import_sheet(
     move_factor: float = DEFAULT_MOVE_FACTOR,
 ) -> SheetReport:
     """Validate ``body`` and, if it is clean and new, store it as a version of ``source`` atomically."""
+    with store.cursor() as cur:
+        base = latest_version(cur, source, SHEET_FORMATS[fmt].kind)
     rows, content, problems = _parse(store.snapshot, body, fmt, source, provider)
     report = SheetReport(
         source=source,
@@ -187,9 +233,12 @@ def import_sheet(
     if problems:
         return report
     when = fetched_at or datetime.now(UTC)
-    stored = store.transaction(
-        lambda cur: _store(cur, report, content, origin=origin, when=when, move_factor=move_factor)
-    )
+    with store.import_lock:  # version numbers are max + 1: taken and stored by one import at a time
+        stored = store.transaction(
+            lambda cur: _store(
+                cur, report, content, origin=origin, when=when, move_factor=move_factor, base=base
+            )
+        )
     if stored.result == "ok":
         store.refresh_snapshot()
     return stored

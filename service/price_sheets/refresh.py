@@ -17,8 +17,9 @@ import msgspec
 from apscheduler.schedulers.base import BaseScheduler
 
 from service.db.store import Store
-from service.errors import FetchError, InvalidParameter
+from service.errors import FetchError, ImportSuperseded, InvalidParameter
 from service.price_sheets.importer import import_sheet
+from service.price_sheets.retire import retire_seed_provider
 from service.price_sheets.schemas import RefreshRun, SheetReport, SourceStatus
 from service.price_sheets.sources import SourceConfig, fetch
 
@@ -72,23 +73,24 @@ class Refresher:
         started = datetime.now(UTC)
         error = ""
         for attempt in range(1, source.retries + 1):
-            try:
-                body = fetch(source)
-            except FetchError as exc:
+            try:  # an upload to this source that lands during the import supersedes it: try again
+                report = import_sheet(
+                    self.store,
+                    source=source.name,
+                    fmt=source.format,
+                    body=fetch(source),
+                    provider=source.provider,
+                    origin=f"refresh from {source.public_url()}",
+                    fetched_at=datetime.now(UTC),
+                    move_factor=self.move_factor,
+                )
+            except (FetchError, ImportSuperseded) as exc:
                 error = str(exc)
                 if attempt < source.retries:
                     self.sleep(self.backoff_s * 2 ** (attempt - 1))
                 continue
-            report = import_sheet(
-                self.store,
-                source=source.name,
-                fmt=source.format,
-                body=body,
-                provider=source.provider,
-                origin=f"refresh from {source.public_url()}",
-                fetched_at=datetime.now(UTC),
-                move_factor=self.move_factor,
-            )
+            if source.retire_seed_provider and source.provider and report.result in ("ok", "unchanged"):
+                retire_seed_provider(self.store, source.provider, by=source.name)
             problems = "; ".join(f"line {p.line}: {p.column or ''} {p.reason}" for p in report.problems[:5])
             return RefreshRun(
                 source=source.name,

@@ -90,7 +90,7 @@ def offer_history_handler(
     tags=["prices"],
     guards=[require_admin],
     request_max_body_size=MAX_UPLOAD_BYTES,
-    responses=problem_responses(400, 401, 403, 413, 422),
+    responses=problem_responses(400, 401, 403, 409, 413, 422),
     status_code=201,
 )
 async def upload_sheet_handler(
@@ -145,7 +145,7 @@ def refresh_status_handler(
     tags=["prices"],
     guards=[require_admin],
     status_code=200,
-    responses=problem_responses(400, 401, 403),
+    responses=problem_responses(400, 401, 403, 409),
 )
 async def refresh_now_handler(
     refresher: NamedDependency[Refresher],

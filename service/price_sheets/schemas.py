@@ -11,6 +11,7 @@ from pricing.offers import SheetProblem
 from pricing.sheet_formats import SheetKind
 
 __all__ = [
+    "DiffOffer",
     "OfferHistory",
     "PriceChange",
     "PricePoint",
@@ -26,10 +27,29 @@ __all__ = [
 
 
 class PriceChange(msgspec.Struct, kw_only=True):
+    """One price of one offer that moved: which instance, GPU and region, and old → new."""
+
     offer_id: str
     field: str
     old: float | None
     new: float | None
+    provider: str = ""
+    instance_type: str = ""
+    region: str = ""
+    gpu: str = ""
+    """The catalog GPU id (these four are empty in reports stored before they existed)."""
+
+
+class DiffOffer(msgspec.Struct, kw_only=True):
+    """An offer a new version adds or removes, as a person recognises it."""
+
+    offer_id: str
+    provider: str
+    instance_type: str
+    region: str
+    gpu: str
+    gpus_per_instance: int
+    price_per_hour_usd: float | None
 
 
 class SheetDiff(msgspec.Struct, kw_only=True):
@@ -39,6 +59,10 @@ class SheetDiff(msgspec.Struct, kw_only=True):
     added: list[str]
     removed: list[str]
     changed: list[PriceChange]
+    added_offers: list[DiffOffer] = msgspec.field(default_factory=list)
+    """The first 200 of ``added``, described (instance type, region, GPU, price)."""
+    removed_offers: list[DiffOffer] = msgspec.field(default_factory=list)
+    """The first 200 of ``removed``, described."""
 
 
 class SheetReport(msgspec.Struct, kw_only=True):

@@ -8,15 +8,17 @@ Sources are listed in a TOML file named by ``GPUPLAN_SOURCES``::
     format = "cloud_catalog_csv"    # rental_csv | rental_json | cloud_catalog_csv | ownership_csv
     provider = "lambda"             # required for cloud_catalog_csv
     interval_seconds = 3600         # >= 60
-    timeout_seconds = 30            # per fetch attempt
+    timeout_seconds = 30            # deadline of one whole fetch attempt
     max_bytes = 20000000            # larger bodies are refused
     retries = 3                     # attempts, with exponential backoff (1 s, 2 s, 4 s …)
+    retire_seed_provider = true     # this source replaces the shipped offers of `provider`
 
 Only the operator configures URLs; no request can make the service fetch one.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 import tomllib
 from pathlib import Path
@@ -56,6 +58,8 @@ class SourceConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     timeout_seconds: Annotated[float, Meta(gt=0, le=600)] = 30.0
     max_bytes: Annotated[int, Meta(ge=1, le=500_000_000)] = 20_000_000
     retries: Annotated[int, Meta(ge=1, le=10)] = 3
+    retire_seed_provider: bool = False
+    """After each successful run, drop the shipped (``seed``) offers of ``provider`` from the catalog."""
 
     def public_url(self) -> str:
         """The URL without credentials or query string (safe to show)."""
@@ -94,36 +98,62 @@ def load_sources(path: str) -> list[SourceConfig]:
             raise ValueError(f"GPUPLAN_SOURCES file {path!r}: source name {source.name!r} appears twice")
         if SHEET_FORMATS[source.format].needs_provider and not source.provider:
             raise ValueError(f"GPUPLAN_SOURCES file {path!r}: source[{i}] ({source.name}) needs a provider")
+        if source.retire_seed_provider and not source.provider:
+            raise ValueError(
+                f"GPUPLAN_SOURCES file {path!r}: source[{i}] ({source.name}) sets retire_seed_provider "
+                "and so needs provider = NAME (whose shipped offers it replaces)"
+            )
         names.add(source.name)
     return sources
 
 
-def fetch(source: SourceConfig) -> bytes:
-    """The sheet's bytes, within the source's timeout and size limit."""
-    parts = urlsplit(source.url)
-    if parts.scheme in ("http", "https"):
-        try:
-            with (
-                httpx.Client(timeout=source.timeout_seconds, follow_redirects=True) as client,
-                client.stream("GET", source.url) as response,
-            ):
-                if response.status_code != 200:
-                    raise FetchError(f"HTTP {response.status_code} from {source.public_url()}")
-                chunks: list[bytes] = []
-                size = 0
-                for chunk in response.iter_bytes():
-                    size += len(chunk)
-                    if size > source.max_bytes:
-                        raise FetchError(f"larger than max_bytes ({source.max_bytes})")
-                    chunks.append(chunk)
-                return b"".join(chunks)
-        except httpx.HTTPError as exc:
-            raise FetchError(f"{type(exc).__name__}: {exc}") from None
-    path = Path(parts.path if parts.scheme == "file" else source.url)
+async def _fetch_http(source: SourceConfig) -> bytes:
+    async with (
+        httpx.AsyncClient(timeout=source.timeout_seconds, follow_redirects=True) as client,
+        client.stream("GET", source.url) as response,
+    ):
+        if response.status_code != 200:
+            raise FetchError(f"HTTP {response.status_code} from {source.public_url()}")
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > source.max_bytes:
+                raise FetchError(f"larger than max_bytes ({source.max_bytes})")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+
+async def _within_deadline(source: SourceConfig) -> bytes:
+    """httpx's timeout bounds each read; ``asyncio.timeout`` bounds the whole fetch (a source that
+    drips a byte just inside the read timeout would otherwise hold a run for as long as it likes)."""
     try:
-        size = path.stat().st_size
-        if size > source.max_bytes:
-            raise FetchError(f"larger than max_bytes ({source.max_bytes})")
-        return path.read_bytes()
+        async with asyncio.timeout(source.timeout_seconds):
+            return await _fetch_http(source)
+    except TimeoutError:
+        raise FetchError(
+            f"no complete answer within timeout_seconds ({source.timeout_seconds:g} s)"
+        ) from None
+    except httpx.HTTPError as exc:
+        raise FetchError(f"{type(exc).__name__}: {exc}") from None
+
+
+def _read_file(path: Path, max_bytes: int) -> bytes:
+    """At most ``max_bytes``, whatever the file claims its size is (``/dev/zero`` and pipes say 0)."""
+    try:
+        with path.open("rb") as file:
+            body = file.read(max_bytes + 1)
     except OSError as exc:
         raise FetchError(f"cannot read {str(path)!r}: {exc.strerror}") from None
+    if len(body) > max_bytes:
+        raise FetchError(f"larger than max_bytes ({max_bytes})")
+    return body
+
+
+def fetch(source: SourceConfig) -> bytes:
+    """The sheet's bytes, within the source's deadline (``timeout_seconds`` for the whole fetch) and
+    size limit. Runs in a worker thread (a refresh job or a request's thread), never on an event loop."""
+    parts = urlsplit(source.url)
+    if parts.scheme in ("http", "https"):
+        return asyncio.run(_within_deadline(source))
+    return _read_file(Path(parts.path if parts.scheme == "file" else source.url), source.max_bytes)

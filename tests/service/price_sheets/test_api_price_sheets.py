@@ -93,6 +93,10 @@ def test_implausible_price_move_is_flagged(admin: Client) -> None:
             "field": "price_per_hour_usd",
             "old": 20.0,
             "new": 90.0,
+            "provider": "acme",
+            "instance_type": "a.h100x8",
+            "region": "eu-1",
+            "gpu": "h100-sxm",
         }
     ]
     version = admin.get(f"/v1/price-sheets/{report['version']}").json()

@@ -1,0 +1,87 @@
+"""`gpuplan plan --url` plans through a running server while that server holds the database file."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from service.cli import main
+
+ROOT = Path(__file__).resolve().parents[3]
+WORKLOAD = ROOT / "examples" / "workloads" / "lora.json"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """A `gpuplan serve` process on a database file of its own: (its URL, the file)."""
+    db = str(tmp_path_factory.mktemp("served") / "gpuplan.duckdb")
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "service.cli", "--db", db, "serve", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(240):
+            try:
+                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.25)
+        else:
+            pytest.fail("the server did not start within 60 s")
+        yield url, db
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_plan_through_the_server_that_holds_the_db(
+    server: tuple[str, str], capfd: pytest.CaptureFixture[str]
+) -> None:
+    url, db = server
+    assert main(["plan", str(WORKLOAD), "--db", db]) == 1  # the file is the server's
+    assert "holds it" in capfd.readouterr().err
+    assert main(["plan", str(WORKLOAD), "--url", url, "--json"]) == 0
+    plan = json.loads(capfd.readouterr().out)
+    assert plan["plan_id"].startswith("pl-") and plan["kind"] == "fine_tune"
+    assert main(["plan", str(WORKLOAD), "--url", url]) == 0
+    assert "pl-" in capfd.readouterr().out
+
+
+def test_plan_through_a_server_reports_its_problems(
+    server: tuple[str, str], tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    url, _ = server
+    impossible = tmp_path / "w.json"
+    impossible.write_text(
+        json.dumps(
+            {
+                "kind": "fine_tune",
+                "model": {"name": "Llama 3.2 1B"},
+                "method": "lora",
+                "tokens": 10**8,
+                "constraints": {"providers": ["no-such-provider"]},
+            }
+        )
+    )
+    assert main(["plan", str(impossible), "--url", url]) in (2, 3)
+    assert capfd.readouterr().err.startswith("gpuplan: ")
+    assert main(["plan", str(WORKLOAD), "--url", "http://127.0.0.1:9"]) == 1
+    assert "cannot reach" in capfd.readouterr().err
