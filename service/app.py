@@ -36,12 +36,15 @@ from service.openapi import (
     keep_component_names,
     restore_body_zero_bounds,
 )
+from service.plans.admission import PlanQueue, plan_rate_limit
 from service.plans.pipeline import PlanService
 from service.plans.routes import ROUTES as PLAN_ROUTES
+from service.price_sheets.batches import RefreshBatches
 from service.price_sheets.refresh import Refresher
 from service.price_sheets.routes import ROUTES as PRICE_SHEET_ROUTES
 from service.price_sheets.sources import SourceConfig, load_sources
 from service.problems import exception_handlers
+from service.server.limits import body_deadline
 from service.settings import Settings
 from solver.models import list_models
 from solver.plan_spec import PlanRequest
@@ -135,6 +138,9 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         opened, time_limit_s=config.plan_time_limit_s, price_max_age_hours=config.price_max_age_hours
     )
 
+    plan_queue = PlanQueue(waiting=config.plan_queue)
+    refresh_batches = RefreshBatches(refresher)
+
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         scheduling.start()
@@ -142,6 +148,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
             yield
         finally:
             scheduling.stop()
+            refresh_batches.close()
             if owned:
                 opened.close()
 
@@ -154,9 +161,12 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
             "plans": _provide(lambda: plans),
             "refresher": _provide(lambda: refresher),
             "scheduler": _provide(lambda: scheduling.scheduler),
+            "plan_queue": _provide(lambda: plan_queue),
+            "refresh_batches": _provide(lambda: refresh_batches),
         },
         state=State({"settings": config}),  # for the admin guard, which runs before dependencies
         before_request=check_request,
+        middleware=[*plan_rate_limit(config.plan_rate), body_deadline(config.request_timeout_s)],
         exception_handlers=exception_handlers,
         openapi_config=OpenAPIConfig(
             title="gpuplan",

@@ -20,6 +20,7 @@ from service.estimates.cli import register as register_estimates
 from service.plans.cli import register as register_plan
 from service.price_sheets.cli import register as register_prices
 from service.price_sheets.sources import load_sources
+from service.server.limits import MAX_HEAD_BYTES, head_limited_h11
 from service.settings import Settings
 from solver.errors import InvalidWorkload
 
@@ -46,6 +47,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         port=args.port,
         log_level=args.log_level.lower(),
         workers=1,  # one process owns the DuckDB file
+        http=head_limited_h11(settings.request_timeout_s),  # a request head must arrive in time
+        timeout_keep_alive=5,  # an idle connection between requests is closed after 5 s
+        h11_max_incomplete_event_size=MAX_HEAD_BYTES,
     )
     return 0
 
