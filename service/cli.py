@@ -20,6 +20,7 @@ from service.estimates.cli import register as register_estimates
 from service.plans.cli import register as register_plan
 from service.price_sheets.cli import register as register_prices
 from service.price_sheets.sources import load_sources
+from service.server.check import register as register_check
 from service.server.limits import MAX_HEAD_BYTES, head_limited_h11
 from service.settings import Settings
 from solver.errors import InvalidWorkload
@@ -78,6 +79,7 @@ def _parser() -> argparse.ArgumentParser:
         register_plan,
         register_prices,
         register_buy_vs_rent,
+        register_check,
     ):
         register(sub)  # in this order in `gpuplan --help`
     return parser

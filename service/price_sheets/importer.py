@@ -38,7 +38,7 @@ from service.db.store import Store
 from service.errors import InvalidParameter
 from service.price_sheets.schemas import PriceChange, SheetDiff, SheetReport
 
-__all__ = ["DEFAULT_MOVE_FACTOR", "import_sheet"]
+__all__ = ["DEFAULT_MOVE_FACTOR", "check_sheet", "import_sheet"]
 
 DEFAULT_MOVE_FACTOR: Final = 3.0
 """A price that moves by more than this factor (up or down) since the source's previous version is
@@ -193,3 +193,11 @@ def import_sheet(
     if stored.result == "ok":
         store.refresh_snapshot()
     return stored
+
+
+def check_sheet(
+    snapshot: CatalogSnapshot, body: bytes, fmt: SheetFormat, source: str, provider: str | None
+) -> tuple[int, list[SheetProblem]]:
+    """Rows read and problems of ``body``, storing nothing (``gpuplan check``)."""
+    rows, _content, problems = _parse(snapshot, body, fmt, source, provider)
+    return rows, problems
