@@ -9,6 +9,7 @@ from apscheduler.schedulers.base import BaseScheduler
 from litestar import Response, get, post
 from litestar.di import NamedDependency
 from litestar.handlers import HTTPRouteHandler
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import PathParameter, QueryParameter, RawBody
 
 from pricing.sheet_formats import SheetFormat
@@ -145,7 +146,10 @@ def refresh_status_handler(
     tags=["prices"],
     guards=[require_admin],
     status_code=202,
-    responses=problem_responses(400, 401, 403),
+    responses={
+        200: ResponseSpec(data_container=RefreshBatch, description="With wait=true: the finished run"),
+        **problem_responses(400, 401, 403),
+    },
 )
 async def refresh_now_handler(
     refresher: NamedDependency[Refresher],
