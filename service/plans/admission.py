@@ -8,14 +8,17 @@ when every solver slot is busy and ``GPUPLAN_PLAN_QUEUE`` requests already wait,
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 import anyio
 import anyio.to_thread
 from litestar import Request
 from litestar.middleware.base import DefineMiddleware
-from litestar.middleware.rate_limit import DurationUnit, RateLimitConfig
+from litestar.middleware.rate_limit import DurationUnit, RateLimitConfig, RateLimitMiddleware
+from litestar.stores.memory import MemoryStore
+from litestar.types import ASGIApp, Receive, Scope, Send
 
 from service.errors import Overloaded
 
@@ -54,6 +57,25 @@ class PlanQueue:
             self.admitted -= 1
 
 
+class _SweepingRateLimit(RateLimitMiddleware):
+    """Litestar's rate limit, also deleting expired entries once in ``sweep_every_s``: its memory store
+    drops an entry only when the same client comes back, so every address ever seen would stay."""
+
+    sweep_every_s: ClassVar[float] = 60.0
+
+    def __init__(self, app: ASGIApp, config: RateLimitConfig) -> None:
+        super().__init__(app, config)
+        self._next_sweep = time.monotonic() + self.sweep_every_s
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if time.monotonic() >= self._next_sweep:
+            self._next_sweep = time.monotonic() + self.sweep_every_s
+            store = self.config.get_store_from_app(scope["litestar_app"])
+            if isinstance(store, MemoryStore):
+                await store.delete_expired()
+        await super().__call__(scope, receive, send)
+
+
 def _is_plan_request(request: Request[Any, Any, Any]) -> bool:
     return request.method == "POST" and request.url.path.rstrip("/") == _PLAN_PATH
 
@@ -63,4 +85,9 @@ def plan_rate_limit(rate: tuple[str, int] | None) -> list[DefineMiddleware]:
     if rate is None:
         return []
     unit: DurationUnit = rate[0]  # type: ignore[assignment]  # validated by Settings
-    return [RateLimitConfig(rate_limit=(unit, rate[1]), check_throttle_handler=_is_plan_request).middleware]
+    config = RateLimitConfig(
+        rate_limit=(unit, rate[1]),
+        check_throttle_handler=_is_plan_request,
+        middleware_class=_SweepingRateLimit,
+    )
+    return [config.middleware]

@@ -4,17 +4,19 @@ bounded queue in front of the solver slots (503 + Retry-After at once when full)
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import anyio
 import pytest
+from litestar.stores.memory import MemoryStore
 from litestar.testing import TestClient
 
 from service.app import create_app
 from service.db.store import Store
 from service.errors import Overloaded
-from service.plans.admission import PLAN_CONCURRENCY, PlanQueue
+from service.plans.admission import PLAN_CONCURRENCY, PlanQueue, _SweepingRateLimit
 from service.settings import Settings
 from tests.perf.workloads import PLAN_BODIES
 
@@ -61,6 +63,21 @@ def test_the_rate_is_per_client_address(store: Store) -> None:
         assert client.post("/v1/plans", json=PLAN_BODIES[0], headers=first).status_code == 429
         assert client.post("/v1/plans", json=PLAN_BODIES[0], headers=second).status_code == 201
         assert client.post("/v1/plans", json=PLAN_BODIES[0], headers=second).status_code == 429
+
+
+def test_entries_of_clients_gone_quiet_are_swept(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_SweepingRateLimit, "sweep_every_s", 0.0)
+    app = create_app(Settings(db_path=":memory:", plan_rate=("second", 5)), store=store)
+    entries = app.stores.get("rate_limit")
+    assert isinstance(entries, MemoryStore)
+    with TestClient(_from_address(app)) as client:
+        for host in ("10.0.0.1", "10.0.0.2"):
+            response = client.post("/v1/plans", json=PLAN_BODIES[0], headers={"X-Test-Client": host})
+            assert response.status_code == 201
+        assert len(entries._store) == 2
+        time.sleep(1.2)  # both entries' one-second windows are over
+        assert client.get("/health").status_code == 200  # any request sweeps
+        assert len(entries._store) == 0
 
 
 def test_the_rate_setting_is_parsed_and_checked() -> None:
