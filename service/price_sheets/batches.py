@@ -51,13 +51,16 @@ class RefreshBatches:
         self.store: Store = refresher.store
         self._ids = threading.Lock()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpuplan-refresh")
-        self.store.transaction(
-            lambda cur: cur.execute(
-                "UPDATE refresh_batches SET status = 'abandoned', finished_at = ? "
-                "WHERE status IN ('queued', 'running')",
-                [datetime.now(UTC)],
+        try:
+            self.store.transaction(
+                lambda cur: cur.execute(
+                    "UPDATE refresh_batches SET status = 'abandoned', finished_at = ? "
+                    "WHERE status IN ('queued', 'running')",
+                    [datetime.now(UTC)],
+                )
             )
-        )
+        except duckdb.Error as exc:  # best effort: a store that cannot be written still serves reads
+            _log.warning("could not mark unfinished refresh runs abandoned: %s", exc)
 
     def submit(self, sources: list[str]) -> RefreshBatch:
         """Queue a refresh of ``sources``; it runs in the background."""
