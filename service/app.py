@@ -44,12 +44,15 @@ from service.ops.wiring import (
     ops_middleware,
     ops_state,
 )
+from service.plans.admission import PlanQueue, plan_rate_limit
 from service.plans.pipeline import PlanService
 from service.plans.routes import ROUTES as PLAN_ROUTES
+from service.price_sheets.batches import RefreshBatches
 from service.price_sheets.refresh import Refresher
 from service.price_sheets.routes import ROUTES as PRICE_SHEET_ROUTES
 from service.price_sheets.sources import SourceConfig, load_sources
 from service.problems import exception_handlers
+from service.server.limits import body_deadline
 from service.settings import Settings
 from service.web.pages import PAGES
 from solver.models import list_models
@@ -144,6 +147,9 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         opened, time_limit_s=config.plan_time_limit_s, price_max_age_hours=config.price_max_age_hours
     )
 
+    plan_queue = PlanQueue(waiting=config.plan_queue)
+    refresh_batches = RefreshBatches(refresher)
+
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         scheduling.start()
@@ -151,6 +157,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
             yield
         finally:
             scheduling.stop()
+            refresh_batches.close()
             if owned:
                 opened.close()
 
@@ -163,13 +170,15 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
             "plans": _provide(lambda: plans),
             "refresher": _provide(lambda: refresher),
             "scheduler": _provide(lambda: scheduling.scheduler),
+            "plan_queue": _provide(lambda: plan_queue),
+            "refresh_batches": _provide(lambda: refresh_batches),
         },
         state=State(
             {"settings": config, **ops_state(opened)}
         ),  # for the admin guard, which runs before dependencies
         before_request=check_request,
         exception_handlers={**exception_handlers, **OPS_EXCEPTION_HANDLERS},
-        middleware=ops_middleware(),
+        middleware=[*ops_middleware(), *plan_rate_limit(config.plan_rate), body_deadline(config.request_timeout_s)],
         cors_config=cors_config(config),
         openapi_config=OpenAPIConfig(
             title="gpuplan",

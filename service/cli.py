@@ -23,6 +23,8 @@ from service.ops.logs import log_config
 from service.plans.cli import register as register_plan
 from service.price_sheets.cli import register as register_prices
 from service.price_sheets.sources import load_sources
+from service.server.check import register as register_check
+from service.server.limits import MAX_HEAD_BYTES, head_limited_h11
 from service.settings import Settings
 from solver.errors import InvalidWorkload
 
@@ -51,6 +53,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         log_level=args.log_level.lower(),
         log_config=logs,
         workers=1,  # one process owns the DuckDB file
+        http=head_limited_h11(settings.request_timeout_s),  # a request head must arrive in time
+        timeout_keep_alive=5,  # an idle connection between requests is closed after 5 s
+        h11_max_incomplete_event_size=MAX_HEAD_BYTES,
     )
     return 0
 
@@ -79,6 +84,7 @@ def _parser() -> argparse.ArgumentParser:
         register_plan,
         register_prices,
         register_buy_vs_rent,
+        register_check,
     ):
         register(sub)  # in this order in `gpuplan --help`
     return parser

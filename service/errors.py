@@ -6,8 +6,10 @@ ServiceError
  ├── Forbidden            403: writes are disabled (no admin token configured)
  ├── NotFound             404: no such resource
  ├── ImportSuperseded     409: a newer version of the source was stored while a sheet was being imported
+ ├── RequestTimeout       408: the request body did not arrive in time
  ├── FetchError           502: a configured price-sheet source cannot be fetched (the refresh records it)
- └── StoreUnavailable     503: the database cannot be opened or used right now
+ ├── StoreUnavailable     503: the database cannot be opened or used right now
+ └── Overloaded           503: at capacity (the plan queue is full); ``Retry-After`` says when to retry
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ __all__ = [
     "ImportSuperseded",
     "InvalidParameter",
     "NotFound",
+    "Overloaded",
+    "RequestTimeout",
     "ServiceError",
     "StoreUnavailable",
     "Unauthorized",
@@ -94,3 +98,17 @@ class StoreUnavailable(ServiceError):
 
     status_code = 503
     title = "Store unavailable"
+
+
+class Overloaded(ServiceError):
+    """The service is at capacity (e.g. every plan slot busy and the queue full): retry after a while."""
+
+    status_code = 503
+    title = "Service busy"
+
+
+class RequestTimeout(ServiceError):
+    """The client did not send the whole request body in time (``GPUPLAN_REQUEST_TIMEOUT_S``)."""
+
+    status_code = 408
+    title = "Request timeout"

@@ -41,6 +41,7 @@ def document_known_values(app: Litestar, snapshot: CatalogSnapshot) -> None:
         ("/v1/offers", "region"): sorted(snapshot.regions),
         ("/v1/profiles", "gpu"): gpu_spellings(snapshot),
         ("/v1/profiles/serving", "gpu"): gpu_spellings(snapshot),
+        ("/v1/plans", "gpu"): gpu_spellings(snapshot),
         ("/v1/profiles", "model"): sorted(snapshot.profile_models),
         ("/v1/profiles", "task"): sorted(snapshot.profile_tasks),
         ("/v1/profiles", "metric"): sorted(snapshot.profile_metrics),

@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 from litestar import Request, Response
-from litestar.exceptions import HTTPException, ValidationException
+from litestar.exceptions import HTTPException, TooManyRequestsException, ValidationException
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.status_codes import (
     HTTP_400_BAD_REQUEST,
@@ -69,6 +69,7 @@ _PROBLEM_DESCRIPTIONS = {
     413: "The request body is too large",
     404: "No such resource",
     422: "The request is valid but cannot be satisfied; the body says why",
+    429: "Too many requests from this client; retry after `Retry-After` seconds",
     503: "The database is unavailable",
     409: "A newer version of the source was stored while this sheet was being imported; nothing changed",
 }
@@ -182,6 +183,18 @@ def _http_error(request: Request[Any, Any, Any], exc: Exception) -> Response[dic
     return response
 
 
+def _too_many_requests(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    """Litestar's rate limit (429): a problem with ``Retry-After``, the seconds until its window resets."""
+    assert isinstance(exc, TooManyRequestsException)
+    headers = dict(exc.headers or {})
+    reset = headers.get("RateLimit-Reset", "1")
+    headers["Retry-After"] = str(max(1, int(reset))) if reset.isdigit() else "1"
+    detail = "too many requests from this client; retry after the number of seconds in Retry-After"
+    response = problem_response(request, exc.status_code, "Too many requests", detail)
+    response.headers.update(headers)
+    return response
+
+
 def _unexpected_error(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
     _log.exception("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
     return problem_response(
@@ -199,5 +212,6 @@ exception_handlers: ExceptionHandlersMap = {
     SolverError: _solver_error,
     ValidationException: _validation_error,
     HTTPException: _http_error,
+    TooManyRequestsException: _too_many_requests,
     Exception: _unexpected_error,
 }

@@ -6,7 +6,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import msgspec
 
@@ -39,6 +39,13 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     price_move_factor: float = 3.0
     cors_origins: tuple[str, ...] = ()
     log_format: Literal["json", "text"] = "json"
+    plan_rate: tuple[str, int] | None = ("minute", 600)
+    """``POST /v1/plans`` per client address: (second | minute | hour | day, count); ``None``: no limit."""
+    plan_queue: int = 32
+    """Plan requests that may wait for one of the solver slots; more get a 503 at once."""
+    request_timeout_s: float = 20.0
+    """Seconds a request's head may take to arrive (then the connection is closed), and then its body
+    (then a 408)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -97,6 +104,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             port=port,
             log_level=level,
             **_ops_settings(source),
+            **_api_limits(source),
         )
 
     def db_file(self) -> Path | None:
@@ -123,3 +131,41 @@ def _ops_settings(source: Mapping[str, str]) -> dict[str, Any]:
     if log_format not in ("json", "text"):
         raise ValueError(f"GPUPLAN_LOG_FORMAT must be json or text, got {log_format!r}")
     return {"cors_origins": origins, "log_format": log_format}
+
+
+_RATE_UNITS = ("second", "minute", "hour", "day")
+
+
+class _ApiLimits(TypedDict):
+    plan_rate: tuple[str, int] | None
+    plan_queue: int
+    request_timeout_s: float
+
+
+def _api_limits(source: Mapping[str, str]) -> _ApiLimits:
+    """``GPUPLAN_PLAN_RATE`` (``N/unit``, e.g. ``600/minute``; ``0`` turns the limit off),
+    ``GPUPLAN_PLAN_QUEUE`` (plans waiting for a solver slot) and ``GPUPLAN_REQUEST_TIMEOUT_S``."""
+    rate_text = source.get("GPUPLAN_PLAN_RATE", "600/minute").strip()
+    count_text, _slash, unit = rate_text.partition("/")
+    rate: tuple[str, int] | None
+    if count_text.strip() == "0" and not unit:
+        rate = None
+    elif not count_text.strip().isdigit() or unit.strip() not in _RATE_UNITS or int(count_text) < 1:
+        raise ValueError(
+            f"GPUPLAN_PLAN_RATE must be N/unit (unit: {', '.join(_RATE_UNITS)}, N >= 1) or 0, got {rate_text!r}"
+        )
+    else:
+        rate = (unit.strip(), int(count_text))
+    queue_text = source.get("GPUPLAN_PLAN_QUEUE", "32")
+    if not queue_text.strip().isdigit() or int(queue_text) > 10_000:
+        raise ValueError(f"GPUPLAN_PLAN_QUEUE must be a whole number from 0 to 10000, got {queue_text!r}")
+    timeout_text = source.get("GPUPLAN_REQUEST_TIMEOUT_S", "20")
+    try:
+        timeout = float(timeout_text)
+    except ValueError:
+        raise ValueError(
+            f"GPUPLAN_REQUEST_TIMEOUT_S must be a number of seconds, got {timeout_text!r}"
+        ) from None
+    if not 0 < timeout <= 3600:
+        raise ValueError(f"GPUPLAN_REQUEST_TIMEOUT_S must be in (0, 3600], got {timeout_text!r}")
+    return {"plan_rate": rate, "plan_queue": int(queue_text), "request_timeout_s": timeout}

@@ -237,6 +237,41 @@ _V6: Final = (
     "ALTER TABLE offers ADD COLUMN storage_read_gbps DOUBLE",
 )
 
+_V7: Final = (
+    """CREATE TABLE plan_summaries (
+        plan_id VARCHAR PRIMARY KEY,
+        created_at TIMESTAMPTZ NOT NULL,
+        plan_type VARCHAR NOT NULL,
+        kind VARCHAR NOT NULL,
+        model VARCHAR NOT NULL,
+        gpus VARCHAR[] NOT NULL,
+        gpu_count INTEGER NOT NULL,
+        total_usd DOUBLE NOT NULL,
+        hours DOUBLE NOT NULL
+    )""",
+    # The plans stored before: the same summary service.plans.listing writes with every new plan.
+    """INSERT INTO plan_summaries SELECT
+        plan_id, created_at, plan->>'$.plan_type', kind, plan->>'$.model',
+        CASE WHEN plan->>'$.plan_type' = 'job' THEN [plan->>'$.choice.gpu']
+            ELSE list_distinct(json_extract_string(plan, '$.choice.replicas[*].gpu')) END,
+        CASE WHEN plan->>'$.plan_type' = 'job' THEN (plan->>'$.choice.gpu_count')::INTEGER
+            ELSE coalesce(list_sum(list_transform(json_extract(plan, '$.choice.replicas[*]'),
+                lambda r: (r->>'$.replicas')::INTEGER * (r->>'$.tp')::INTEGER)), 0) END,
+        (plan->>'$.cost.total_usd')::DOUBLE,
+        CASE WHEN plan->>'$.plan_type' = 'job' THEN (plan->>'$.estimate.hours')::DOUBLE
+            ELSE (plan->>'$.cost.hours')::DOUBLE END
+    FROM plans""",
+    """CREATE TABLE refresh_batches (
+        batch_id INTEGER PRIMARY KEY,
+        status VARCHAR NOT NULL CHECK (status IN ('queued', 'running', 'done', 'failed', 'abandoned')),
+        sources VARCHAR[] NOT NULL,
+        requested_at TIMESTAMPTZ NOT NULL,
+        started_at TIMESTAMPTZ,
+        finished_at TIMESTAMPTZ,
+        run_ids INTEGER[] NOT NULL
+    )""",
+)
+
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     (1, "catalog, price sheets, profiles, seed state", _V1),
     (2, "stored plans", _V2),
@@ -244,6 +279,7 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
     (4, "uploaded serving profiles keep their upload source", _V4),
     (5, "the network between an offer's instances", _V5),
     (6, "provider cost sheets; offers' MIG profile and storage read rate", _V6),
+    (7, "plan summaries (GET /v1/plans); refresh batches (POST /v1/price-sheets/refresh)", _V7),
 )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any, Protocol
 
+import duckdb
 import msgspec
 
 from service.db.snapshot import CatalogSnapshot
@@ -20,6 +21,7 @@ from service.ops.metrics import PLAN_SOLVE_SECONDS
 from service.plans.fleets import ServingFleets
 from service.plans.inputs import PlanInputs, PlanSettings
 from service.plans.jobs import JobPlans
+from service.plans.listing import save_summary
 from service.plans.owned import OWNED_SUPPLIES
 from service.plans.render import PlanStamp
 from service.plans.schemas import AnyPlan
@@ -120,7 +122,9 @@ class PlanService:
         )
 
     def _save(self, plan: AnyPlan, request: PlanRequest) -> None:
-        with self.store.cursor() as cur:
+        """The plan and its summary (for ``GET /v1/plans``), in one transaction."""
+
+        def insert(cur: duckdb.DuckDBPyConnection) -> None:
             cur.execute(
                 "INSERT INTO plans VALUES (?, ?, ?, ?, ?)",
                 [
@@ -131,6 +135,9 @@ class PlanService:
                     msgspec.json.encode(plan).decode(),
                 ],
             )
+            save_summary(cur, plan)
+
+        self.store.transaction(insert)
 
     def get(self, plan_id: str) -> AnyPlan:
         """A stored plan, as it was returned when it was made."""

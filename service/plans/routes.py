@@ -1,34 +1,27 @@
-"""The plan routes: POST /v1/plans (job plans and serving fleets) and GET /v1/plans/{plan_id}."""
+"""The plan routes: POST /v1/plans (job plans and serving fleets), GET /v1/plans (summaries, newest
+first) and GET /v1/plans/{plan_id}."""
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Final
 
-import anyio
-import anyio.to_thread
 from litestar import Response, get, post
 from litestar.di import NamedDependency
 from litestar.handlers import HTTPRouteHandler
-from litestar.params import JSONBody, PathParameter
+from litestar.params import JSONBody, PathParameter, QueryParameter
 
+from service.db.store import Store
+from service.http import Limit, Offset, allow_header_handler
+from service.plans.admission import PLAN_CONCURRENCY, PlanQueue
+from service.plans.listing import PlanListQuery, PlanPage, list_plans, parse_timestamp
 from service.plans.pipeline import PlanService
 from service.plans.schemas import PlanOut, ServingPlanOut
 from service.problems import problem_responses
 from solver.plan_spec import PlanRequest
+from solver.workload import WorkloadKind
 
 __all__ = ["PLAN_CONCURRENCY", "ROUTES"]
-
-PLAN_CONCURRENCY: Final = 4
-"""Plans computed at once (off the event loop, in worker threads); more requests wait their turn."""
-
-_limiter: anyio.CapacityLimiter | None = None
-
-
-def _plan_limiter() -> anyio.CapacityLimiter:
-    global _limiter
-    if _limiter is None:
-        _limiter = anyio.CapacityLimiter(PLAN_CONCURRENCY)
-    return _limiter
 
 
 @post(
@@ -36,16 +29,48 @@ def _plan_limiter() -> anyio.CapacityLimiter:
     operation_id="createPlan",
     tags=["plans"],
     status_code=201,
-    responses=problem_responses(400, 422),
+    responses=problem_responses(400, 422, 429, 503),
 )
 async def create_plan_handler(
-    plans: NamedDependency[PlanService], data: JSONBody[PlanRequest]
+    plans: NamedDependency[PlanService], plan_queue: NamedDependency[PlanQueue], data: JSONBody[PlanRequest]
 ) -> Response[PlanOut | ServingPlanOut]:
     """Choose GPU type, count, offer and layout that finish the work at the lowest cost (or soonest)
     within the constraints, explain the choice, store the plan. 422 when nothing can run it: the body
-    says, per GPU type, why."""
-    plan = await anyio.to_thread.run_sync(plans.create, data, limiter=_plan_limiter())
+    says, per GPU type, why. 429 beyond the client's rate (GPUPLAN_PLAN_RATE) and 503 when the plan
+    queue is full (GPUPLAN_PLAN_QUEUE), both with Retry-After."""
+    plan = await plan_queue.run(functools.partial(plans.create, data))
     return Response(plan, status_code=201, headers={"Location": f"/v1/plans/{plan.plan_id}"})
+
+
+@get(
+    "/plans", operation_id="listPlans", tags=["plans"], sync_to_thread=True, responses=problem_responses(400)
+)
+def list_plans_handler(
+    store: NamedDependency[Store],
+    kind: Annotated[
+        WorkloadKind | None, QueryParameter(description="Only plans of this workload kind")
+    ] = None,
+    gpu: Annotated[
+        str | None,
+        QueryParameter(
+            description="Only plans on this GPU (id, name or alias; H100 matches every H100)", max_length=200
+        ),
+    ] = None,
+    created_after: Annotated[
+        str | None,
+        QueryParameter(
+            description="Only plans made after this time (RFC 3339, e.g. 2026-12-01T00:00:00Z)",
+            max_length=40,
+            schema_extra={"format": "date-time"},
+        ),
+    ] = None,
+    limit: Limit = 50,
+    offset: Offset = 0,
+) -> PlanPage:
+    """The stored plans, newest first, one summary each (GET /v1/plans/{plan_id} has the whole plan)."""
+    after = None if created_after is None else parse_timestamp(created_after, "created_after")
+    query = PlanListQuery(kind=kind, gpu=gpu, created_after=after, limit=limit, offset=offset)
+    return list_plans(store, query)
 
 
 @get(
@@ -63,5 +88,10 @@ def get_plan_handler(
     return plans.get(plan_id)
 
 
-ROUTES: Final[tuple[HTTPRouteHandler, ...]] = (create_plan_handler, get_plan_handler)
+ROUTES: Final[tuple[HTTPRouteHandler, ...]] = (
+    allow_header_handler("/plans"),  # before the GET and POST of /plans (see its docstring)
+    create_plan_handler,
+    list_plans_handler,
+    get_plan_handler,
+)
 """The plan handlers, in registration order."""

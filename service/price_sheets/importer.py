@@ -44,7 +44,7 @@ from service.db.store import Store
 from service.errors import ImportSuperseded, InvalidParameter
 from service.price_sheets.schemas import DiffOffer, PriceChange, SheetDiff, SheetReport
 
-__all__ = ["DEFAULT_MOVE_FACTOR", "DIFF_DETAIL_LIMIT", "import_sheet"]
+__all__ = ["DEFAULT_MOVE_FACTOR", "DIFF_DETAIL_LIMIT", "check_sheet", "import_sheet"]
 
 DIFF_DETAIL_LIMIT: Final = 200
 """Added and removed offers described in full in a diff (``added``/``removed`` list every id): a first
@@ -242,3 +242,11 @@ def import_sheet(
     if stored.result == "ok":
         store.refresh_snapshot()
     return stored
+
+
+def check_sheet(
+    snapshot: CatalogSnapshot, body: bytes, fmt: SheetFormat, source: str, provider: str | None
+) -> tuple[int, list[SheetProblem]]:
+    """Rows read and problems of ``body``, storing nothing (``gpuplan check``)."""
+    rows, _content, problems = _parse(snapshot, body, fmt, source, provider)
+    return rows, problems

@@ -10,8 +10,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from typing import Any, Final
 
 import msgspec
 from apscheduler.schedulers.base import BaseScheduler
@@ -23,7 +24,7 @@ from service.price_sheets.retire import retire_seed_provider
 from service.price_sheets.schemas import RefreshRun, SheetReport, SourceStatus
 from service.price_sheets.sources import SourceConfig, fetch
 
-__all__ = ["Refresher"]
+__all__ = ["RUN_COLUMNS", "Refresher", "run_of_row"]
 
 _log = logging.getLogger("gpuplan.refresh")
 
@@ -46,16 +47,21 @@ class Refresher:
         self.backoff_s = backoff_s
         self.sleep = sleep
         self._locks = {name: threading.Lock() for name in self.sources}
+        self._record_lock = threading.Lock()
 
     def run(self, name: str) -> RefreshRun:
         """Fetch, validate and import one source now (waits for a run of that source in progress)."""
+        return self.run_recorded(name)[1]
+
+    def run_recorded(self, name: str) -> tuple[int, RefreshRun]:
+        """:meth:`run`, with the id of the run's row in ``refresh_runs``."""
         source = self.sources[name]
         with self._locks[name]:
             run = self._run(source)
-        self._record(run)
+        run_id = self._record(run)
         level = logging.INFO if run.result in ("ok", "unchanged") else logging.WARNING
         _log.log(level, "refresh %s: %s%s", name, run.result, f" ({run.error})" if run.error else "")
-        return run
+        return run_id, run
 
     def chosen(self, source: str | None) -> list[str]:
         """``source`` (a 400 unless it is configured), or every configured source."""
@@ -111,10 +117,12 @@ class Refresher:
             error=error,
         )
 
-    def _record(self, run: RefreshRun) -> None:
-        with self.store.cursor() as cur:
-            cur.execute(
-                "INSERT INTO refresh_runs SELECT coalesce(max(run_id), 0) + 1, ?, ?, ?, ?, ?, ?, ?, ? FROM refresh_runs",
+    def _record(self, run: RefreshRun) -> int:
+        # One process owns the store: the lock keeps two sources' runs from taking the same max + 1.
+        with self._record_lock, self.store.cursor() as cur:
+            row = cur.execute(
+                "INSERT INTO refresh_runs SELECT coalesce(max(run_id), 0) + 1, ?, ?, ?, ?, ?, ?, ?, ? "
+                "FROM refresh_runs RETURNING run_id",
                 [
                     run.source,
                     run.started_at,
@@ -125,7 +133,9 @@ class Refresher:
                     run.attempts,
                     None if run.report is None else msgspec.json.encode(run.report).decode(),
                 ],
-            )
+            ).fetchone()
+        assert row is not None
+        return int(row[0])
 
     def statuses(self, scheduler: BaseScheduler | None) -> list[SourceStatus]:
         """Every configured source: its last run and when ``scheduler`` runs it next."""
@@ -150,19 +160,25 @@ class Refresher:
         """The latest recorded run of every source (configured now or not)."""
         with self.store.cursor() as cur:
             rows = cur.execute(
-                "SELECT source, started_at, finished_at, result, attempts, error, version, report FROM refresh_runs "
+                f"SELECT {RUN_COLUMNS} FROM refresh_runs "
                 "QUALIFY row_number() OVER (PARTITION BY source ORDER BY run_id DESC) = 1"
             ).fetchall()
-        return {
-            r[0]: RefreshRun(
-                source=r[0],
-                started_at=r[1],
-                finished_at=r[2],
-                result=r[3],
-                attempts=int(r[4]),
-                error=r[5],
-                version=r[6],
-                report=None if r[7] is None else msgspec.json.decode(r[7], type=SheetReport),
-            )
-            for r in rows
-        }
+        return {r[0]: run_of_row(r) for r in rows}
+
+
+RUN_COLUMNS: Final = "source, started_at, finished_at, result, attempts, error, version, report"
+"""The ``refresh_runs`` columns :func:`run_of_row` reads, in its order."""
+
+
+def run_of_row(r: Sequence[Any]) -> RefreshRun:
+    """A run from a ``refresh_runs`` row of :data:`RUN_COLUMNS`."""
+    return RefreshRun(
+        source=r[0],
+        started_at=r[1],
+        finished_at=r[2],
+        result=r[3],
+        attempts=int(r[4]),
+        error=r[5],
+        version=r[6],
+        report=None if r[7] is None else msgspec.json.decode(r[7], type=SheetReport),
+    )

@@ -9,18 +9,19 @@ from apscheduler.schedulers.base import BaseScheduler
 from litestar import Response, get, post
 from litestar.di import NamedDependency
 from litestar.handlers import HTTPRouteHandler
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import PathParameter, QueryParameter, RawBody
 
 from pricing.sheet_formats import SheetFormat
 from service.db.store import Store
 from service.http import MAX_UPLOAD_BYTES, Limit, Offset, allow_header_handler, require_admin
+from service.price_sheets.batches import RefreshBatch, RefreshBatches
 from service.price_sheets.history import get_version, list_versions, offer_history
 from service.price_sheets.importer import import_sheet
 from service.price_sheets.providers import list_providers_handler
 from service.price_sheets.refresh import Refresher
 from service.price_sheets.schemas import (
     OfferHistory,
-    RefreshResults,
     RefreshStatus,
     SheetReport,
     SheetVersion,
@@ -144,19 +145,50 @@ def refresh_status_handler(
     operation_id="refreshNow",
     tags=["prices"],
     guards=[require_admin],
-    status_code=200,
-    responses=problem_responses(400, 401, 403, 409),
+    status_code=202,
+    responses={
+        200: ResponseSpec(data_container=RefreshBatch, description="With wait=true: the finished run"),
+        **problem_responses(400, 401, 403, 409),
+    },
 )
 async def refresh_now_handler(
     refresher: NamedDependency[Refresher],
+    refresh_batches: NamedDependency[RefreshBatches],
     source: Annotated[
         str | None, QueryParameter(description="Only this configured source", max_length=64)
     ] = None,
-) -> RefreshResults:
-    """Run the refresh of every configured source (or one) now and return the results. Needs the admin
-    token. Only configured sources can be fetched: no URL is taken from a request."""
-    runs = [await anyio.to_thread.run_sync(refresher.run, name) for name in refresher.chosen(source)]
-    return RefreshResults(runs=runs)
+    wait: Annotated[
+        bool, QueryParameter(description="Answer when the run is done (200) instead of at once (202)")
+    ] = False,
+) -> Response[RefreshBatch]:
+    """Refresh every configured source (or one) now: 202 with the queued run, polled at its `Location`
+    (GET /v1/price-sheets/refresh/runs/{run_id}); with `wait=true`, 200 with the finished run. Needs the
+    admin token. Only configured sources can be fetched: no URL is taken from a request."""
+    names = refresher.chosen(source)
+    if wait:
+        batch = await anyio.to_thread.run_sync(refresh_batches.run_now, names)
+    else:
+        batch = await anyio.to_thread.run_sync(refresh_batches.submit, names)
+    return Response(
+        batch,
+        status_code=200 if wait else 202,
+        headers={"Location": f"/v1/price-sheets/refresh/runs/{batch.run_id}"},
+    )
+
+
+@get(
+    "/price-sheets/refresh/runs/{run_id:int}",
+    operation_id="getRefreshRun",
+    tags=["prices"],
+    sync_to_thread=True,
+    responses=problem_responses(400, 404),
+)
+def refresh_run_handler(
+    refresh_batches: NamedDependency[RefreshBatches],
+    run_id: Annotated[int, PathParameter(ge=1, le=2**31 - 1, description="The id POST …/refresh returned")],
+) -> RefreshBatch:
+    """A requested refresh: queued, running, done (or failed, abandoned), with each source's result."""
+    return refresh_batches.get(run_id)
 
 
 ROUTES: Final[tuple[HTTPRouteHandler, ...]] = (
@@ -168,6 +200,7 @@ ROUTES: Final[tuple[HTTPRouteHandler, ...]] = (
     offer_history_handler,
     refresh_status_handler,
     refresh_now_handler,
+    refresh_run_handler,
     list_providers_handler,
 )
 """The price-sheet handlers, in registration order."""

@@ -15,7 +15,6 @@ __all__ = [
     "OfferHistory",
     "PriceChange",
     "PricePoint",
-    "RefreshResults",
     "RefreshRun",
     "RefreshStatus",
     "SheetDiff",
@@ -150,7 +149,3 @@ class RefreshStatus(msgspec.Struct, kw_only=True):
     """Every configured source with its last run and next scheduled run."""
 
     sources: list[SourceStatus]
-
-
-class RefreshResults(msgspec.Struct, kw_only=True):
-    runs: list[RefreshRun]

@@ -9,11 +9,7 @@ plan with derived capacities <= 50 ms p50 (issue 10).
 from __future__ import annotations
 
 import asyncio
-import os
 import random
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -27,45 +23,17 @@ from service.db.sheet_versions import add_version, rental_sheet
 from service.db.store import Store
 from service.plans.pipeline import PlanService
 from solver.plan_spec import PlanRequest
-from tests.perf.conftest import median_ms, percentile_ms, timed
+from tests.perf.conftest import median_ms, percentile_ms, running_server, timed
 from tests.perf.workloads import PLAN_BODIES, SERVING_BODIES
 
 REQUESTS = [msgspec.convert(body, PlanRequest) for body in PLAN_BODIES]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The real service (uvicorn, one worker, a seeded DuckDB file) on a free loopback port."""
-    port = _free_port()
-    db = tmp_path_factory.mktemp("bench") / "bench.duckdb"
-    env = {**os.environ, "GPUPLAN_DB": str(db), "GPUPLAN_LOG_LEVEL": "WARNING"}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "service.cli", "serve", "--port", str(port), "--log-level", "WARNING"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.2)
-        else:
-            pytest.fail("the server did not start")
+    with running_server(tmp_path_factory.mktemp("bench") / "bench.duckdb") as (base, _pid):
         yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def test_plan_latency_and_throughput_over_http(server: str) -> None:

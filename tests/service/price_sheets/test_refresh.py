@@ -146,7 +146,7 @@ def test_scheduler_runs_at_boot_and_api_reports_and_runs_now(tmp_path: Path) -> 
             assert status["last_run"]["result"] == "ok" and status["next_run_at"]
             assert client.post("/v1/price-sheets/refresh").status_code == 401
             auth = AUTH
-            runs = client.post("/v1/price-sheets/refresh", headers=auth).json()["runs"]
+            runs = client.post("/v1/price-sheets/refresh?wait=true", headers=auth).json()["runs"]
             assert [r["result"] for r in runs] == ["unchanged"]
             bad = client.post("/v1/price-sheets/refresh", params={"source": "nope"}, headers=auth)
             assert bad.status_code == 400 and bad.json()["field"] == "source"

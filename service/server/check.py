@@ -1,0 +1,131 @@
+"""``gpuplan check``: is this installation ready to serve? One line per check, ``ok`` or ``FAIL``, and
+exit status 1 when any check fails (like ``sky check``).
+
+Checks: the database opens and takes a write (or, when it does not exist yet, its folder can be
+written); the admin token is set (without it uploads and refresh-now are refused); every configured
+source (``GPUPLAN_SOURCES``) can be fetched and its sheet parses cleanly — fetched and validated only,
+never imported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import msgspec
+
+from service.db.snapshot import CatalogSnapshot
+from service.db.store import Store
+from service.errors import FetchError, ServiceError
+from service.price_sheets.importer import check_sheet
+from service.price_sheets.sources import SourceConfig, fetch, load_sources
+from service.settings import Settings
+
+__all__ = ["Check", "register", "run_checks"]
+
+
+class Check(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    ok: bool
+    detail: str
+
+
+def _probe_write(cur: duckdb.DuckDBPyConnection) -> None:
+    cur.execute("CREATE TABLE gpuplan_check_probe (x INTEGER)")
+    cur.execute("INSERT INTO gpuplan_check_probe VALUES (1)")
+    cur.execute("DROP TABLE gpuplan_check_probe")
+
+
+def _writable_folder(path: Path) -> Path | None:
+    """The nearest existing folder of ``path`` if this process may create files in it."""
+    folder = path.parent.resolve()
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return folder if os.access(folder, os.W_OK | os.X_OK) else None
+
+
+def _check_database(db_path: str) -> tuple[Check, CatalogSnapshot | None]:
+    name = f"database {db_path}"
+    path = Path(db_path)
+    if db_path != ":memory:" and not path.exists():
+        folder = _writable_folder(path)
+        if folder is None:
+            return Check(name=name, ok=False, detail="does not exist, and its folder cannot be written"), None
+        return Check(name=name, ok=True, detail=f"not created yet; {folder} is writable"), None
+    try:
+        with Store.open(db_path) as store:
+            store.transaction(_probe_write)
+            with store.cursor() as cur:
+                cur.execute("CHECKPOINT")
+            detail = f"opens (schema version {store.schema_version()}) and takes a write"
+            return Check(name=name, ok=True, detail=detail), store.snapshot
+    except ServiceError as exc:
+        return Check(name=name, ok=False, detail=exc.detail), None
+    except (duckdb.Error, OSError) as exc:
+        return Check(name=name, ok=False, detail=f"{type(exc).__name__}: {exc}"), None
+
+
+def _check_token(settings: Settings) -> Check:
+    if settings.admin_token:
+        return Check(name="admin token", ok=True, detail="GPUPLAN_ADMIN_TOKEN is set")
+    detail = "GPUPLAN_ADMIN_TOKEN is not set: uploads and refresh-now are refused"
+    return Check(name="admin token", ok=False, detail=detail)
+
+
+def _check_source(source: SourceConfig, snapshot: CatalogSnapshot) -> Check:
+    name = f"source {source.name}"
+    try:
+        body = fetch(source)
+        rows, problems = check_sheet(snapshot, body, source.format, source.name, source.provider)
+    except (FetchError, ServiceError) as exc:
+        return Check(name=name, ok=False, detail=f"{source.public_url()}: {exc.detail}")
+    if problems:
+        first = "; ".join(f"line {p.line}: {p.column or ''} {p.reason}".strip() for p in problems[:3])
+        detail = f"{source.public_url()}: {len(problems)} problem(s) in {rows} rows: {first}"
+        return Check(name=name, ok=False, detail=detail)
+    detail = f"{source.public_url()}: {len(body):,} bytes, {rows} rows parse as {source.format}"
+    return Check(name=name, ok=True, detail=detail)
+
+
+def _check_sources(settings: Settings, snapshot: CatalogSnapshot | None) -> list[Check]:
+    if not settings.sources_file:
+        return [Check(name="sources", ok=True, detail="none configured (GPUPLAN_SOURCES unset)")]
+    try:
+        sources = load_sources(settings.sources_file)
+    except ValueError as exc:
+        return [Check(name="sources", ok=False, detail=str(exc))]
+    if not sources:
+        return [Check(name="sources", ok=True, detail=f"{settings.sources_file} lists none")]
+    if snapshot is None:  # the database could not be read: parse against the shipped catalog
+        with Store.open(":memory:") as scratch:
+            return [_check_source(s, scratch.snapshot) for s in sources]
+    return [_check_source(s, snapshot) for s in sources]
+
+
+def run_checks(settings: Settings) -> list[Check]:
+    """Every check, in the order ``gpuplan check`` prints them."""
+    database, snapshot = _check_database(settings.db_path)
+    return [database, _check_token(settings), *_check_sources(settings, snapshot)]
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    settings = msgspec.structs.replace(Settings.from_env(), db_path=args.db)
+    checks = run_checks(settings)
+    width = max(len(c.name) for c in checks)
+    for check in checks:
+        print(f"{'ok' if check.ok else 'FAIL':4}  {check.name:{width}}  {check.detail}")
+    failed = sum(not c.ok for c in checks)
+    print(
+        f"\n{len(checks) - failed} of {len(checks)} checks passed" + (f", {failed} failed" if failed else "")
+    )
+    return 1 if failed else 0
+
+
+def register(sub: Any) -> None:
+    """Add ``gpuplan check`` to the CLI's subparsers."""
+    check = sub.add_parser("check", help="check the database, admin token and price sources before serving")
+    check.add_argument("--db", default=argparse.SUPPRESS)
+    check.set_defaults(func=_cmd_check)
