@@ -245,16 +245,14 @@ def buy_vs_rent(snapshot: CatalogSnapshot, request: BuyVsRentRequest) -> BuyVsRe
     inputs, assumptions = resolve_inputs(request, sheets.prices, sheets.defaults, gpu.tdp_w)
     rent, offer, rent_assumptions = rent_price(request, sheets.defaults, sheets.offers)
     billing: tco.RentBilling = "per_busy_hour" if request.rent.commitment == "on_demand" else "reserved"
-    comparison = tco.compare(
-        inputs, gpus=gpus, busy_gpu_hours=busy, rent_usd_per_gpu_hour=rent, billing=billing
-    )
     scenario = Scenario(
         inputs=inputs, gpus=gpus, busy_gpu_hours=busy, rent_usd_per_gpu_hour=rent, billing=billing
     )
+    comparison = tco.compare(**msgspec.structs.asdict(scenario))
     # a utilization the user gave is reported as given (busy hours / GPU-hours only round-trips it
     # to 0.6999999999999998); from a demand profile it is derived
     given = request.utilization is not None
-    utilization = request.utilization if request.utilization is not None else scenario.mean_utilization
+    utilization = request.utilization if given else scenario.mean_utilization
     break_even = tco.break_even_utilization(inputs, rent, billing)
     hybrid, hybrid_flows = _hybrid(inputs, busy, rent, billing) if is_profile else (None, None)
     headline = Headline(
