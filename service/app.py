@@ -134,6 +134,17 @@ def _document(app: Litestar, store: Store) -> None:
     keep_component_names(app, _PUBLISHED_NAMES)
 
 
+def _openapi_config() -> OpenAPIConfig:
+    """The OpenAPI document at /schema, with Swagger at /schema/ and Scalar at /schema/scalar."""
+    return OpenAPIConfig(
+        title="gpuplan",
+        version=package_version(),
+        description=_DESCRIPTION,
+        path="/schema",
+        render_plugins=[SwaggerRenderPlugin(path="/"), ScalarRenderPlugin(path="/scalar")],
+    )
+
+
 def create_app(settings: Settings | None = None, store: Store | None = None) -> Litestar:
     """Build the app on ``store``, or on the database ``settings`` name (closed when the app shuts down)."""
     config = settings or Settings.from_env()
@@ -178,15 +189,13 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         ),  # for the admin guard, which runs before dependencies
         before_request=check_request,
         exception_handlers={**exception_handlers, **OPS_EXCEPTION_HANDLERS},
-        middleware=[*ops_middleware(), *plan_rate_limit(config.plan_rate), body_deadline(config.request_timeout_s)],
+        middleware=[
+            *ops_middleware(),
+            *plan_rate_limit(config.plan_rate),
+            body_deadline(config.request_timeout_s),
+        ],
         cors_config=cors_config(config),
-        openapi_config=OpenAPIConfig(
-            title="gpuplan",
-            version=package_version(),
-            description=_DESCRIPTION,
-            path="/schema",
-            render_plugins=[SwaggerRenderPlugin(path="/"), ScalarRenderPlugin(path="/scalar")],
-        ),
+        openapi_config=_openapi_config(),
         debug=False,
         logging_config=None,  # the process configures logging (gpuplan serve, uvicorn), not the app
     )

@@ -252,7 +252,7 @@ def buy_vs_rent(snapshot: CatalogSnapshot, request: BuyVsRentRequest) -> BuyVsRe
     # a utilization the user gave is reported as given (busy hours / GPU-hours only round-trips it
     # to 0.6999999999999998); from a demand profile it is derived
     given = request.utilization is not None
-    utilization = request.utilization if given else scenario.mean_utilization
+    utilization = scenario.mean_utilization if request.utilization is None else request.utilization
     break_even = tco.break_even_utilization(inputs, rent, billing)
     hybrid, hybrid_flows = _hybrid(inputs, busy, rent, billing) if is_profile else (None, None)
     headline = Headline(
