@@ -99,7 +99,11 @@ def test_lines_logged_in_worker_threads_carry_the_id(json_lines: io.StringIO, tm
     store = Store.open(":memory:")
     settings = Settings(db_path=":memory:", sources_file=str(sources), admin_token=TOKEN)
     with TestClient(create_app(settings, store=store)) as client:
-        ran = client.post("/v1/price-sheets/refresh", headers={**AUTH, "X-Request-ID": "refresh-now"})
+        ran = client.post(
+            "/v1/price-sheets/refresh",
+            params={"wait": "true"},
+            headers={**AUTH, "X-Request-ID": "refresh-now"},
+        )
         assert ran.status_code == 200, ran.text
     store.close()
     refreshes = [
