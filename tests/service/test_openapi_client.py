@@ -6,44 +6,27 @@ from __future__ import annotations
 
 import importlib
 import json
-import socket
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 from litestar.testing import TestClient
 
 from service.app import create_app
 from service.db.store import Store
 from service.settings import Settings
+from tests.service.live_server import serving
 from tests.service.plans.test_api_plans import LORA_8B as README_LORA
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    """The app under uvicorn on a free local port, in a thread (stopped after the module)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     store = Store.open(":memory:")
-    app = create_app(Settings(db_path=":memory:"), store=store)
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-    instance = uvicorn.Server(config)
-    thread = threading.Thread(target=instance.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not instance.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert instance.started, "uvicorn did not start"
-    yield f"http://127.0.0.1:{port}"
-    instance.should_exit = True
-    thread.join(timeout=10)
+    with serving(create_app(Settings(db_path=":memory:"), store=store)) as url:
+        yield url
     store.close()
 
 
