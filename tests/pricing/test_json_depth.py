@@ -17,6 +17,8 @@ def test_brackets_inside_strings_do_not_count() -> None:
     text = json.dumps({"name": "[[[[{{{{" * 100, "quote": 'say "[" \\ ]'}).encode()
     assert json_depth(text) == 1
     assert not json_depth_exceeds(text)
+    tricky = [{"a": "x\\", "b": [["["]]}, ["", "[[", [""]], {"k": '"["', "v": [[[]]]}, ['""', "{{{{"]]
+    assert [json_depth(json.dumps(t).encode()) for t in tricky] == [3, 2, 4, 1]
 
 
 def test_the_limit() -> None:
