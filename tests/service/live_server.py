@@ -12,7 +12,11 @@ from contextlib import contextmanager
 import uvicorn
 from litestar import Litestar
 
-__all__ = ["serving"]
+from service.app import create_app
+from service.db.store import Store
+from service.settings import Settings
+
+__all__ = ["serving", "serving_fresh_store"]
 
 
 @contextmanager
@@ -34,3 +38,14 @@ def serving(app: Litestar) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+@contextmanager
+def serving_fresh_store(settings: Settings) -> Iterator[str]:
+    """Serve the app with ``settings`` on a fresh in-memory store of its own; yields its base URL."""
+    store = Store.open(":memory:")
+    try:
+        with serving(create_app(settings, store=store)) as url:
+            yield url
+    finally:
+        store.close()

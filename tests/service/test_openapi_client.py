@@ -12,22 +12,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
-from litestar.testing import TestClient
 
-from service.app import create_app
-from service.db.store import Store
 from service.settings import Settings
-from tests.service.live_server import serving
+from tests.service.live_server import serving_fresh_store
 from tests.service.plans.test_api_plans import LORA_8B as README_LORA
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    store = Store.open(":memory:")
-    with serving(create_app(Settings(db_path=":memory:"), store=store)) as url:
+    with serving_fresh_store(Settings(db_path=":memory:")) as url:
         yield url
-    store.close()
 
 
 def generate(document: dict[str, Any], where: Path) -> Any:
@@ -64,8 +60,7 @@ def generate(document: dict[str, Any], where: Path) -> Any:
 
 
 def test_a_generated_client_plans_the_readme_workload(server: str, tmp_path: Path) -> None:
-    with TestClient(create_app(Settings(db_path=":memory:"), store=Store.open(":memory:"))) as client:
-        document = client.get("/schema/openapi.json").json()
+    document = httpx.get(f"{server}/schema/openapi.json", timeout=30).json()
     package = generate(document, tmp_path)
     create_plan = importlib.import_module("gpuplan_client.api.plans.create_plan")
     models = importlib.import_module("gpuplan_client.models")

@@ -24,11 +24,9 @@ from typing import Final
 
 import pytest
 
-from service.app import create_app
-from service.db.store import Store
 from service.settings import Settings
 from tests.service.admin import TOKEN
-from tests.service.live_server import serving
+from tests.service.live_server import serving_fresh_store
 
 EXAMPLES: Final = 10
 """Examples per operation and phase: bounded so `make test` stays within minutes."""
@@ -71,19 +69,15 @@ def schemathesis_config(*off: str) -> str:
 @pytest.fixture(scope="module")
 def base_url() -> Iterator[str]:
     """One server with the admin token configured, on a store of its own."""
-    store = Store.open(":memory:")
-    with serving(create_app(Settings(db_path=":memory:", admin_token=TOKEN), store=store)) as url:
+    with serving_fresh_store(Settings(db_path=":memory:", admin_token=TOKEN)) as url:
         yield url
-    store.close()
 
 
 @pytest.fixture(scope="module")
 def writes_disabled_url() -> Iterator[str]:
     """A server without an admin token: every write is refused (403)."""
-    store = Store.open(":memory:")
-    with serving(create_app(Settings(db_path=":memory:"), store=store)) as url:
+    with serving_fresh_store(Settings(db_path=":memory:")) as url:
         yield url
-    store.close()
 
 
 def schemathesis_run(
