@@ -8,6 +8,7 @@ from typing import Any
 
 import msgspec
 
+from pricing.cells import skipping_columns
 from pricing.errors import SheetRowError
 from solver.gpus import Interconnect
 from solver.network import Network, NetworkClass
@@ -96,6 +97,33 @@ class ParsedOffers(msgspec.Struct, frozen=True, kw_only=True):
     problems: list[SheetProblem]
 
 
+def _row_errors(
+    parse: Callable[[Mapping[str, Any]], object], row: Mapping[str, Any], first: SheetRowError
+) -> list[SheetRowError]:
+    """Every problem of one row: parse it again with each failed column skipped until no new column fails."""
+    errors = [first]
+    skipped = {first.column} if first.column else set()
+    while skipped and len(errors) < len(row) + 1:
+        try:
+            with skipping_columns(skipped):
+                parse(row)
+        except SheetRowError as exc:
+            if exc.column is None or exc.column in skipped:
+                break
+            errors.append(exc)
+            skipped.add(exc.column)
+        except Exception:  # a skipped cell's stand-in upset a later step: what was found stands
+            break
+        else:
+            break
+    return errors
+
+
+def _cut(value: str) -> str:
+    """A cell as a problem quotes it: at most 200 characters (a 5,000-digit number is not echoed whole)."""
+    return value if len(value) <= 200 else f"{value[:200]}…"
+
+
 def collect_rows[T](
     rows: Iterable[tuple[int, Mapping[str, Any]]],
     file: str,
@@ -112,16 +140,17 @@ def collect_rows[T](
         try:
             item = parse(row)
         except SheetRowError as exc:
-            value = row.get(exc.column) if exc.column else None
-            problems.append(
-                SheetProblem(
-                    file=file,
-                    line=line,
-                    column=exc.column,
-                    value=None if value is None else str(value),
-                    reason=exc.reason,
+            for error in _row_errors(parse, row, exc):
+                value = row.get(error.column) if error.column else None
+                problems.append(
+                    SheetProblem(
+                        file=file,
+                        line=line,
+                        column=error.column,
+                        value=None if value is None else _cut(str(value)),
+                        reason=error.reason,
+                    )
                 )
-            )
             continue
         item_key = key(item)
         if item_key in seen:

@@ -10,6 +10,7 @@ take the ``owned`` class row.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Literal
 
@@ -98,7 +99,13 @@ def _parse_row(row: Mapping[str, Any]) -> ProviderCost:
         raise SheetRowError("provider_class", f"empty; one of {', '.join(PROVIDER_CLASSES)}")
     values: dict[str, float | None] = {}
     for field in COST_FIELDS:
-        value = cell_float(row, field, positive=field in _POSITIVE, required=provider == CLASS_DEFAULT)
+        value = cell_float(
+            row,
+            field,
+            positive=field in _POSITIVE,
+            required=provider == CLASS_DEFAULT,
+            maximum=math.inf,  # the column's own cap below says more
+        )
         if value is not None and not 0 <= value <= _CAPS[field]:
             raise SheetRowError(field, f"{value:g} is outside 0–{_CAPS[field]:g}")
         values[field] = value

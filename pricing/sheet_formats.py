@@ -2,6 +2,11 @@
 offers or ownership prices), whether it is JSON, its required columns, whether it needs the provider
 given with the sheet, and its parser; an upload or a refresh looks its format up once.
 
+Bounds: prices are at most :data:`~pricing.cells.MAX_PRICE_PER_HOUR_USD` (10,000 USD per
+instance-hour), other numbers at most :data:`~pricing.cells.MAX_NUMBER`, ``gpus_per_instance`` at most
+:data:`MAX_GPUS_PER_INSTANCE`, text cells free of control characters; a cell beyond them is a problem
+naming its line and column.
+
 Formats (``format=``):
 
 ``rental_csv`` / ``rental_json``
@@ -44,7 +49,7 @@ from typing import Any, Final, Literal
 import msgspec
 
 from pricing.aliases import AliasTable, NameContext
-from pricing.cells import cell_choice, cell_count, cell_float, cell_text
+from pricing.cells import MAX_PRICE_PER_HOUR_USD, cell_choice, cell_count, cell_float, cell_text
 from pricing.errors import SheetRowError
 from pricing.interconnect import INTERCONNECTS, interconnect_named
 from pricing.offer_build import build_offer, mig_profile_of, resolve_gpu
@@ -64,6 +69,7 @@ from solver.mig import SliceSpec
 
 __all__ = [
     "FORMATS",
+    "MAX_GPUS_PER_INSTANCE",
     "SHEET_FORMATS",
     "ParsedPrices",
     "ParsedProviderCosts",
@@ -74,6 +80,9 @@ __all__ = [
     "SheetKind",
     "SheetRows",
 ]
+
+MAX_GPUS_PER_INSTANCE: Final = 1024
+"""The most GPUs one rented instance may have (the largest single systems, racks of 72, fit well below)."""
 
 SheetFormat = Literal["rental_csv", "rental_json", "cloud_catalog_csv", "ownership_csv", "provider_costs_csv"]
 SheetKind = Literal["rental", "ownership", "provider_costs"]
@@ -103,6 +112,14 @@ ParsedSheet = ParsedOffers | ParsedPrices | ParsedProviderCosts
 """A parsed sheet: rental offers, ownership prices or provider costs, as its format's ``kind`` says."""
 
 
+_PRICE_COLUMNS: Final = (
+    "price_per_hour_usd",
+    "spot_price_per_hour_usd",
+    "reserved_1y_price_per_hour_usd",
+    "reserved_3y_price_per_hour_usd",
+)
+
+
 def _parse_rental(rows: SheetRows, sheet: SheetContext) -> ParsedOffers:
     """This project's rental sheet (CSV or JSON rows) → offers, every unusable row a problem."""
 
@@ -116,33 +133,43 @@ def _parse_rental(rows: SheetRows, sheet: SheetContext) -> ParsedOffers:
             )
         instance_type = cell_text(row, "instance_type", required=True)
         gpu_name = cell_text(row, "gpu", required=True)
-        count = cell_count(row, "gpus_per_instance")
+        count = cell_count(row, "gpus_per_instance", maximum=MAX_GPUS_PER_INSTANCE)
         memory = cell_float(row, "gpu_memory_gib", positive=True)
+        choice = cell_choice(row, "interconnect", INTERCONNECTS)
+        # Every plain cell is read before the GPU name is resolved, so a row reports all its problems.
+        region = cell_text(row, "region", required=True)
+        vcpus, host_memory = cell_float(row, "vcpus"), cell_float(row, "memory_gib")
+        storage = cell_float(row, "storage_read_gbps", positive=True)
+        network_class = cell_text(row, "network_class") or None
+        price, spot, reserved_1y, reserved_3y = (
+            cell_float(row, column, positive=True, maximum=MAX_PRICE_PER_HOUR_USD)
+            for column in _PRICE_COLUMNS
+        )
+        increment = cell_count(row, "billing_increment_s", default=DEFAULT_BILLING_INCREMENT_S)
         context = NameContext(
             file=sheet.file, provider=row_provider, instance_type=instance_type, gpu_memory_gib=memory
         )
         gpu = resolve_gpu(sheet.aliases, sheet.gpus, gpu_name, context, "gpu")
-        choice = cell_choice(row, "interconnect", INTERCONNECTS)
         mig_profile = mig_profile_of(gpu, cell_text(row, "mig_profile"), sheet.mig_slices)
         return build_offer(
             provider=row_provider,
             instance_type=instance_type,
-            region=cell_text(row, "region", required=True),
+            region=region,
             gpu_name=gpu_name,
             gpu=gpu,
             count=count,
             memory=memory,
-            vcpus=cell_float(row, "vcpus"),
-            host_memory=cell_float(row, "memory_gib"),
-            storage_read_gbps=cell_float(row, "storage_read_gbps", positive=True),
+            vcpus=vcpus,
+            host_memory=host_memory,
+            storage_read_gbps=storage,
             interconnect=None if choice is None else interconnect_named(choice),
-            network_class=cell_text(row, "network_class") or None,
+            network_class=network_class,
             network_gbps=row.get("network_gbps"),
-            price=cell_float(row, "price_per_hour_usd", positive=True),
-            spot=cell_float(row, "spot_price_per_hour_usd", positive=True),
-            reserved_1y=cell_float(row, "reserved_1y_price_per_hour_usd", positive=True),
-            reserved_3y=cell_float(row, "reserved_3y_price_per_hour_usd", positive=True),
-            increment=cell_count(row, "billing_increment_s", default=DEFAULT_BILLING_INCREMENT_S),
+            price=price,
+            spot=spot,
+            reserved_1y=reserved_1y,
+            reserved_3y=reserved_3y,
+            increment=increment,
             source=sheet.source,
             mig_profile=mig_profile,
         )
@@ -173,8 +200,8 @@ def _parse_skypilot(rows: SheetRows, sheet: SheetContext) -> ParsedOffers:
         if not accelerator:
             continue  # a CPU instance: not a GPU offer
         try:
-            price = cell_float(row, "Price", positive=True)
-            spot = cell_float(row, "SpotPrice")
+            price = cell_float(row, "Price", positive=True, maximum=MAX_PRICE_PER_HOUR_USD)
+            spot = cell_float(row, "SpotPrice", maximum=MAX_PRICE_PER_HOUR_USD)
         except SheetRowError as exc:
             problems.append(
                 SheetProblem(
@@ -199,14 +226,14 @@ def _parse_skypilot(rows: SheetRows, sheet: SheetContext) -> ParsedOffers:
 
     def parse(row: Mapping[str, Any]) -> RentalOffer:
         accelerator = cell_text(row, "AcceleratorName", required=True)
-        count = cell_count(row, "AcceleratorCount")
+        count = cell_count(row, "AcceleratorCount", maximum=MAX_GPUS_PER_INSTANCE)
         instance_type = cell_text(row, "InstanceType")
         memory = _gpu_memory_gib(cell_text(row, "GpuInfo"))
         context = NameContext(
             file=sheet.file, provider=provider, instance_type=instance_type, gpu_memory_gib=memory
         )
         gpu = resolve_gpu(sheet.aliases, sheet.gpus, accelerator, context, "AcceleratorName")
-        spot = cell_float(row, "SpotPrice")
+        spot = cell_float(row, "SpotPrice", maximum=MAX_PRICE_PER_HOUR_USD)
         return build_offer(
             provider=provider,
             instance_type=instance_type,
@@ -218,7 +245,7 @@ def _parse_skypilot(rows: SheetRows, sheet: SheetContext) -> ParsedOffers:
             vcpus=cell_float(row, "vCPUs"),
             host_memory=cell_float(row, "MemoryGiB"),
             interconnect=None,
-            price=cell_float(row, "Price", positive=True),
+            price=cell_float(row, "Price", positive=True, maximum=MAX_PRICE_PER_HOUR_USD),
             spot=spot if spot else None,  # SkyPilot writes 0 for "no spot price"
             reserved_1y=None,
             reserved_3y=None,

@@ -29,8 +29,9 @@ from service.db.store import Store
 from service.estimates.routes import ROUTES as ESTIMATE_ROUTES
 from service.estimates.schemas import MemoryRequest, ThroughputRequest
 from service.health import health_handler, package_version
-from service.http import check_request
+from service.http import check_request, require_admin
 from service.openapi import (
+    document_admin_security,
     document_body_enum,
     document_known_values,
     keep_component_names,
@@ -132,6 +133,7 @@ def _document(app: Litestar, store: Store) -> None:
     document_body_enum(app, "BuyVsRentRequest", "gpu", gpu_spellings(snapshot, unique=True))
     # Two classes are named OfferRef; the published names predate the feature packages.
     keep_component_names(app, _PUBLISHED_NAMES)
+    document_admin_security(app, require_admin)
 
 
 def _openapi_config() -> OpenAPIConfig:

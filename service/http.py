@@ -20,6 +20,7 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.handlers.base import BaseRouteHandler
 from litestar.params import QueryParameter
 
+from pricing.json_depth import MAX_JSON_DEPTH, json_depth_exceeds
 from service.errors import Forbidden, InvalidParameter, Unauthorized
 from service.settings import Settings
 
@@ -30,6 +31,7 @@ __all__ = [
     "allow_header_handler",
     "check_request",
     "decode_body_strictly",
+    "reject_deep_json",
     "reject_unknown_query_params",
     "require_admin",
 ]
@@ -60,7 +62,20 @@ _NAMED_FIELD: Final = re.compile(r"(?:unknown|missing required) field `([^`]+)`"
 async def check_request(request: Request[Any, Any, Any]) -> None:
     """Every request: no unknown query parameter, and a JSON body of the handler's type decoded strictly."""
     await reject_unknown_query_params(request)
+    await reject_deep_json(request)
     await decode_body_strictly(request)
+
+
+async def reject_deep_json(request: Request[Any, Any, Any]) -> None:
+    """A JSON body (a request body or an uploaded JSON sheet) nested deeper than ``MAX_JSON_DEPTH`` is a
+    400 before any parser recurses into it (they fail near depth 1,000 with a RecursionError)."""
+    handler = request.route_handler
+    params = handler.parsed_fn_signature.parameters if isinstance(handler, HTTPRouteHandler) else {}
+    if "data" not in params and "body" not in params:
+        return
+    body = await request.body()
+    if body.lstrip()[:1] in (b"[", b"{") and json_depth_exceeds(body):
+        raise InvalidParameter("body", f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
 
 
 async def decode_body_strictly(request: Request[Any, Any, Any]) -> None:

@@ -12,25 +12,70 @@ name; :func:`keep_component_names` keeps the names clients know when such a clas
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import msgspec
 from litestar import Litestar
-from litestar.openapi.spec import Reference, Schema
+from litestar.openapi.spec import Parameter, Reference, Schema, SecurityScheme
 
 from service.catalog.gpu_names import gpu_spellings
 from service.db.snapshot import CatalogSnapshot
 
-__all__ = ["document_body_enum", "document_known_values", "keep_component_names", "restore_body_zero_bounds"]
+__all__ = [
+    "ADMIN_SCHEME",
+    "document_admin_security",
+    "document_body_enum",
+    "document_known_values",
+    "enum_member_names",
+    "keep_component_names",
+    "restore_body_zero_bounds",
+]
 
 
-def _set_enum(schema: Schema | None, values: Iterable[str]) -> None:
-    if schema is None:
-        return
+@dataclasses.dataclass
+class _NamedEnum(Schema):
+    """A string enum with ``x-enum-varnames``: the member names client generators give its values.
+
+    Accepted GPU spellings differ only in case or punctuation (``A10`` and ``a10``, ``A100-80G-PCIe``
+    and ``A100_80G_PCIE``); generators derive member names from the values and fail on (or silently
+    merge) such pairs. Explicit names, unique however a generator re-cases them, keep every value.
+    """
+
+    enum_varnames: list[str] | None = dataclasses.field(default=None, metadata={"alias": "x-enum-varnames"})
+
+
+def enum_member_names(values: Sequence[str]) -> list[str]:
+    """A valid, distinct upper-case identifier for each value (distinct even ignoring underscores)."""
+    names: list[str] = []
+    seen: set[str] = set()
+    for value in values:
+        base = re.sub(r"[^0-9A-Za-z]+", "_", value).strip("_").upper() or "VALUE"
+        base = base if base[0].isalpha() else f"V_{base}"
+        name, n = base, 1
+        while name.replace("_", "") in seen:
+            n += 1
+            name = f"{base}_{n}"
+        seen.add(name.replace("_", ""))
+        names.append(name)
+    return names
+
+
+def _with_enum(schema: Schema, values: Iterable[str]) -> Schema:
+    """``schema`` (or its string branch) listing ``values``, each with a member name."""
     options = schema.one_of or schema.any_of or []
-    targets = [s for s in options if isinstance(s, Schema) and s.type == "string"] or [schema]
-    for target in targets:
-        target.enum = sorted(values, key=str.casefold)
+    if any(isinstance(o, Schema) and o.type == "string" for o in options):
+        named = [
+            _with_enum(o, values) if isinstance(o, Schema) and o.type == "string" else o for o in options
+        ]
+        if schema.one_of:
+            schema.one_of = named
+        else:
+            schema.any_of = named
+        return schema
+    ordered = sorted(values, key=str.casefold)
+    copied = {f.name: getattr(schema, f.name) for f in dataclasses.fields(schema)}
+    return _NamedEnum(**{**copied, "enum": ordered, "enum_varnames": enum_member_names(ordered)})
 
 
 def document_known_values(app: Litestar, snapshot: CatalogSnapshot) -> None:
@@ -53,8 +98,9 @@ def document_known_values(app: Litestar, snapshot: CatalogSnapshot) -> None:
         item = paths.get(path)
         operation = item.get if item is not None else None
         for parameter in (operation.parameters or []) if operation is not None else []:
-            if getattr(parameter, "name", None) == name:
-                _set_enum(getattr(parameter, "schema", None), values)
+            schema = getattr(parameter, "schema", None)
+            if isinstance(parameter, Parameter) and parameter.name == name and isinstance(schema, Schema):
+                parameter.schema = _with_enum(schema, values)
     _restore_zero_bounds(app)
 
 
@@ -119,8 +165,8 @@ def document_body_enum(app: Litestar, component_name: str, prop_name: str, value
     """List the accepted values of one request-body property (e.g. ``ModelSpec.name``) in the schema."""
     component = (app.openapi_schema.components.schemas or {}).get(component_name)
     prop = component.properties.get(prop_name) if component is not None and component.properties else None
-    if isinstance(prop, Schema):
-        _set_enum(prop, values)
+    if isinstance(prop, Schema) and component is not None and component.properties is not None:
+        component.properties[prop_name] = _with_enum(prop, values)
 
 
 def _retarget(node: object, refs: Mapping[str, str]) -> None:
@@ -146,3 +192,48 @@ def keep_component_names(app: Litestar, names: Mapping[str, str]) -> None:
     app.openapi_schema.components.schemas = dict(sorted(schemas.items()))
     prefix = "#/components/schemas/"
     _retarget(app.openapi_schema, {prefix + old: prefix + new for old, new in names.items()})
+    _distinct_titles(app.openapi_schema.components.schemas)
+
+
+def _distinct_titles(schemas: Mapping[str, Schema | Reference]) -> None:
+    """Components that share a ``title`` (two classes named ``OfferRef``) are titled after their
+    component name instead: generators name their model classes after titles and refuse duplicates."""
+    by_title: dict[str, list[str]] = {}
+    for name, schema in schemas.items():
+        if isinstance(schema, Schema) and schema.title:
+            by_title.setdefault(schema.title, []).append(name)
+    for names in by_title.values():
+        for name in names if len(names) > 1 else []:
+            schema = schemas[name]
+            assert isinstance(schema, Schema)
+            schema.title = "".join(
+                part[:1].upper() + part[1:] for part in name.split("_") if part != "schemas"
+            )
+
+
+ADMIN_SCHEME = "adminToken"
+"""The name of the admin bearer-token security scheme in the document."""
+
+
+def document_admin_security(app: Litestar, guard: Callable[..., object]) -> None:
+    """Declare the admin bearer token (``securitySchemes``) and require it on every operation ``guard``
+    protects, so clients and generators send ``Authorization: Bearer <token>`` there."""
+    document = app.openapi_schema
+    document.components.security_schemes = {
+        **(document.components.security_schemes or {}),
+        ADMIN_SCHEME: SecurityScheme(
+            type="http",
+            scheme="bearer",
+            description="The operator's GPUPLAN_ADMIN_TOKEN; writes are refused (403) when none is set",
+        ),
+    }
+    paths = document.paths or {}
+    for route in app.routes:
+        item = paths.get(route.path)
+        for handler in getattr(route, "route_handlers", []) if item is not None else []:
+            if guard not in (handler.guards or []):
+                continue
+            for method in handler.http_methods:
+                operation = getattr(item, method.lower(), None)
+                if operation is not None:
+                    operation.security = [{ADMIN_SCHEME: []}]

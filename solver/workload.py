@@ -68,24 +68,41 @@ _Count = Annotated[int, Meta(ge=1, le=1_000_000)]
 
 
 class ModelSpec(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    """Which model: a catalog ``name``, or an explicit architecture (all of its required fields)."""
+    """Which model: a catalog ``name``, or an explicit architecture (all of its required fields).
+
+    An explicit shape is bounded far above every model built (160 layers, width 25k, 256k vocabulary,
+    10M context, 384 experts) and far below where memory and FLOP sums lose meaning: a shape beyond
+    the bounds is a 400 naming the field, not an estimate in the quintillions of bytes.
+    """
 
     name: _Name | None = None
     params_b: Annotated[float, Meta(gt=0, le=100_000, description="Total parameters, billions.")] | None = (
         None
     )
-    layers: Annotated[int, _Positive, Meta(description="Transformer layers.")] | None = None
-    hidden_size: Annotated[int, _Positive, Meta(description="Model (embedding) width.")] | None = None
-    intermediate_size: Annotated[int, _Positive, Meta(description="MLP width (one expert's).")] | None = None
-    attention_heads: Annotated[int, _Positive, Meta(description="Query heads.")] | None = None
-    kv_heads: Annotated[int, _Positive, Meta(description="Key/value heads (GQA/MQA).")] | None = None
-    vocab_size: Annotated[int, _Positive, Meta(description="Vocabulary size.")] | None = None
-    max_seq_len: Annotated[int, _Positive, Meta(description="Longest supported context.")] | None = None
-    head_dim: Annotated[int, _Positive, Meta(description="Head size if not hidden/heads.")] | None = None
-    experts: Annotated[int, _Positive, Meta(description="MoE experts per layer.")] | None = None
-    active_experts: Annotated[int, _Positive, Meta(description="MoE experts routed per token.")] | None = None
+    layers: Annotated[int, _Positive, Meta(le=10_000, description="Transformer layers.")] | None = None
+    hidden_size: (
+        Annotated[int, _Positive, Meta(le=1_048_576, description="Model (embedding) width.")] | None
+    ) = None
+    intermediate_size: (
+        Annotated[int, _Positive, Meta(le=4_194_304, description="MLP width (one expert's).")] | None
+    ) = None
+    attention_heads: Annotated[int, _Positive, Meta(le=65_536, description="Query heads.")] | None = None
+    kv_heads: Annotated[int, _Positive, Meta(le=65_536, description="Key/value heads (GQA/MQA).")] | None = (
+        None
+    )
+    vocab_size: Annotated[int, _Positive, Meta(le=16_777_216, description="Vocabulary size.")] | None = None
+    max_seq_len: (
+        Annotated[int, _Positive, Meta(le=1_000_000_000, description="Longest supported context.")] | None
+    ) = None
+    head_dim: (
+        Annotated[int, _Positive, Meta(le=65_536, description="Head size if not hidden/heads.")] | None
+    ) = None
+    experts: Annotated[int, _Positive, Meta(le=1_048_576, description="MoE experts per layer.")] | None = None
+    active_experts: (
+        Annotated[int, _Positive, Meta(le=65_536, description="MoE experts routed per token.")] | None
+    ) = None
     active_params_b: (
-        Annotated[float, Meta(gt=0, description="MoE params active per token, billions.")] | None
+        Annotated[float, Meta(gt=0, le=100_000, description="MoE params active per token, billions.")] | None
     ) = None
 
 

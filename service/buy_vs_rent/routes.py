@@ -17,7 +17,7 @@ from service.buy_vs_rent.formats import cumulative_cost_svg, monthly_csv
 from service.buy_vs_rent.schemas import BuyVsRentRequest, BuyVsRentResponse
 from service.db.store import Store
 from service.errors import InvalidParameter
-from service.http import reject_unknown_query_params
+from service.http import decode_body_strictly, reject_deep_json, reject_unknown_query_params
 from service.problems import problem_responses
 
 __all__ = ["ROUTES"]
@@ -47,7 +47,8 @@ class _FormatsOperation(Operation):
 
 
 async def _reject_unknown_query(request: Request[Any, Any, Any]) -> None:
-    """The app's unknown-parameter check (this hook replaces it here), with a nameless one named."""
+    """The app's request checks (this hook replaces them here: unknown query parameters, with a
+    nameless one named; JSON depth; strict body decoding, so ``"gpu_count": "8"`` is a 400 here too)."""
     try:
         await reject_unknown_query_params(request)
     except InvalidParameter as exc:
@@ -56,6 +57,8 @@ async def _reject_unknown_query(request: Request[Any, Any, Any]) -> None:
         raise InvalidParameter(
             "query", "a query parameter without a name; this endpoint accepts: format"
         ) from exc
+    await reject_deep_json(request)
+    await decode_body_strictly(request)
 
 
 def _negotiate(request: Request[Any, Any, Any], format: str | None) -> str:

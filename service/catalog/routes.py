@@ -32,6 +32,7 @@ from service.catalog.schemas import (
 from service.catalog.serving_profiles import import_serving_profiles
 from service.db.store import Store
 from service.http import MAX_UPLOAD_BYTES, Limit, Offset, allow_header_handler, require_admin
+from service.price_sheets.rejection import ProfileRejection, SheetRejected, rejection_spec
 from service.price_sheets.sources import validate_source_name
 from service.problems import problem_responses
 from solver.network import NetworkClass
@@ -200,7 +201,7 @@ def list_profiles_handler(
     guards=[require_admin],
     request_max_body_size=MAX_UPLOAD_BYTES,
     status_code=201,
-    responses=problem_responses(400, 401, 403, 413, 422),
+    responses={**problem_responses(400, 401, 403, 413), **rejection_spec(ProfileRejection)},
 )
 async def upload_serving_profiles_handler(
     store: NamedDependency[Store],
@@ -211,13 +212,15 @@ async def upload_serving_profiles_handler(
     format: Annotated[Literal["csv", "json"], QueryParameter(description="csv or json")] = "csv",
 ) -> Response[ProfileUploadReport]:
     """Upload serving-capacity rows (model, GPU, tp, input/output length bucket, max requests/s at an
-    SLO, source). 201 with the report; 422 with every problem and its line, and nothing changes. Needs
+    SLO, source). 201 with the report; 422 (a problem+json) with every problem and its line, and nothing changes. Needs
     `Authorization: Bearer <admin token>`."""
     name = validate_source_name(source)
     report = await anyio.to_thread.run_sync(
         lambda: import_serving_profiles(store, source=name, fmt=format, body=bytes(body))
     )
-    return Response(report, status_code=201 if report.result == "ok" else 422)
+    if report.result != "ok":
+        raise SheetRejected(report)
+    return Response(report, status_code=201)
 
 
 @get(

@@ -17,7 +17,7 @@ from typing import Any, Literal
 import duckdb
 import msgspec
 
-from pricing.cells import cell_count, cell_float, cell_text
+from pricing.cells import MAX_COUNT, cell_count, cell_float, cell_text
 from pricing.errors import SheetRowError
 from pricing.offers import SheetProblem, collect_rows
 from pricing.sheet_rows import SheetRows, read_table
@@ -64,7 +64,7 @@ def _parse(row: Mapping[str, Any], snapshot: CatalogSnapshot, serving_id: int) -
         raise SheetRowError("gpu", f"{gpu_name!r} names several GPUs ({', '.join(ids)}); name one")
     edges = {}
     for column in ("input_len_lo_excl", "input_len_hi_incl", "output_len_lo_excl", "output_len_hi_incl"):
-        value = cell_float(row, column, required=True)
+        value = cell_float(row, column, required=True, maximum=MAX_COUNT)
         if value is None or value != int(value):
             raise SheetRowError(column, "must be a whole number of tokens")
         edges[column] = int(value)

@@ -20,6 +20,7 @@ from service.price_sheets.history import get_version, list_versions, offer_histo
 from service.price_sheets.importer import import_sheet
 from service.price_sheets.providers import list_providers_handler
 from service.price_sheets.refresh import Refresher
+from service.price_sheets.rejection import SheetRejected, SheetRejection, rejection_spec
 from service.price_sheets.schemas import (
     OfferHistory,
     RefreshStatus,
@@ -91,7 +92,7 @@ def offer_history_handler(
     tags=["prices"],
     guards=[require_admin],
     request_max_body_size=MAX_UPLOAD_BYTES,
-    responses=problem_responses(400, 401, 403, 409, 413, 422),
+    responses={**problem_responses(400, 401, 403, 409, 413), **rejection_spec(SheetRejection)},
     status_code=201,
 )
 async def upload_sheet_handler(
@@ -109,7 +110,7 @@ async def upload_sheet_handler(
 ) -> Response[SheetReport]:
     """Upload a sheet (the request body, CSV or JSON). 201 with the report and the new version; 200 when
     the content equals the source's current version; 422 with the report (every problem with its line)
-    when anything is wrong — then nothing changes. Needs `Authorization: Bearer <admin token>`."""
+    (a problem+json) when anything is wrong — then nothing changes. Needs `Authorization: Bearer <admin token>`."""
     name = validate_source_name(source)
     report = await anyio.to_thread.run_sync(
         lambda: import_sheet(
@@ -122,6 +123,8 @@ async def upload_sheet_handler(
             move_factor=settings.price_move_factor,
         )
     )
+    if report.result == "rejected":
+        raise SheetRejected(report)
     return Response(report, status_code=_STATUS_OF_RESULT[report.result])
 
 

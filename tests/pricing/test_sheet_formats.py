@@ -90,7 +90,12 @@ def test_a_rental_row_may_rent_mig_slices(name: SheetFormat, store: Store) -> No
     body = MIG_SHEET
     if name == "rental_json":
         rows_csv = [line.split(",") for line in MIG_SHEET.decode().splitlines()]
-        body = json.dumps([dict(zip(rows_csv[0], r, strict=True)) for r in rows_csv[1:]]).encode()
+        numbers = {"gpus_per_instance": int, "price_per_hour_usd": float}  # JSON numbers, not strings
+        items = [
+            {c: numbers[c](v) if c in numbers else v for c, v in zip(rows_csv[0], r, strict=True)}
+            for r in rows_csv[1:]
+        ]
+        body = json.dumps(items).encode()
     rows, problems = spec.read(body, f"x.{spec.extension}")
     assert problems == []
     snapshot = store.snapshot
@@ -132,8 +137,10 @@ def test_rental_sheets_carry_the_optional_storage_read_rate(name: SheetFormat, s
         }
         for i, rate in enumerate(("12.5", "", "-3"))
     ]
+    numeric = ("gpus_per_instance", "price_per_hour_usd", "storage_read_gbps")
+    as_json = [{k: float(v) if k in numeric and v else v for k, v in r.items()} for r in rows]
     body = (
-        json.dumps(rows).encode()
+        json.dumps(as_json).encode()
         if name == "rental_json"
         else (",".join(rows[0]) + "\n" + "\n".join(",".join(r.values()) for r in rows) + "\n").encode()
     )

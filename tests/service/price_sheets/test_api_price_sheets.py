@@ -72,7 +72,7 @@ def test_a_sheet_with_any_error_is_rejected_whole_with_lines(admin: Client) -> N
     ("body", "reason"),
     [
         ("provider,instance_type\nacme,x\n", "missing required column"),
-        ("", "no rows"),
+        ("", "the sheet is empty"),
         (SHEET + SHEET.splitlines()[1] + "\n", "duplicate"),
     ],
 )

@@ -1,0 +1,121 @@
+"""A rejected upload is an RFC 9457 problem naming what is wrong, with every problem of every line;
+out-of-range, implausible and malformed cells are 422s naming line and column, never 500s."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from litestar.testing import TestClient
+
+from tests.service.admin import AUTH
+
+Client = TestClient[Any]
+HEADER = "provider,instance_type,gpu,gpus_per_instance,region,price_per_hour_usd"
+PROFILE_HEADER = (
+    "model,gpu,tp,input_len_lo_excl,input_len_hi_incl,output_len_lo_excl,output_len_hi_incl,"
+    "max_requests_per_s,source"
+)
+
+
+def upload(client: Client, body: bytes, fmt: str = "rental_csv") -> Any:
+    params = {"source": "acme", "format": fmt}
+    return client.post("/v1/price-sheets", params=params, content=body, headers=AUTH)
+
+
+def rejected(response: Any) -> dict[str, Any]:
+    assert response.status_code == 422, response.text
+    assert response.headers["content-type"].startswith("application/problem+json")
+    problem: dict[str, Any] = response.json()
+    assert (
+        problem["status"] == 422 and problem["title"] == "Sheet rejected" and problem["result"] == "rejected"
+    )
+    return problem
+
+
+@pytest.mark.parametrize(
+    ("row", "column", "reason"),
+    [
+        ("acme,a,L4,2147483648,eu,1", "gpus_per_instance", "must be at most 1,024"),
+        ("acme,a,L4," + "9" * 5000 + ",eu,1", "gpus_per_instance", "must be at most 1,024"),
+        ("acme,a,L4,1,eu,1e308", "price_per_hour_usd", "must be at most 10,000"),
+        ("acme,a,L4,1,eu,inf", "price_per_hour_usd", "must be a positive number"),
+        ("acme,a\x00b,L4,1,eu,1", "instance_type", "contains the control character U+0000"),
+    ],
+)
+def test_implausible_cells_are_422_naming_line_and_column(
+    admin: Client, row: str, column: str, reason: str
+) -> None:
+    problem = rejected(upload(admin, f"{HEADER}\n{row}\n".encode()))
+    (found,) = problem["problems"]
+    assert (found["line"], found["column"]) == (2, column) and found["reason"].startswith(reason)
+    assert f"line 2, column {column}: {reason}" in problem["detail"]
+
+
+def test_json_sheets_need_numbers_and_bounded_integers(admin: Client) -> None:
+    row = {"provider": "acme", "instance_type": "a", "gpu": "L4", "region": "eu", "price_per_hour_usd": "1"}
+    body = json.dumps([row | {"gpus_per_instance": 1}]).encode().replace(b"1}", b"9" * 5000 + b"}")
+    problem = rejected(upload(admin, body, "rental_json"))
+    assert {(p["line"], p["column"]) for p in problem["problems"]} == {
+        (1, "gpus_per_instance"),
+        (1, "price_per_hour_usd"),  # "1" is a string where a number belongs
+    }
+
+
+def test_every_problem_of_a_line_is_reported(admin: Client) -> None:
+    problem = rejected(upload(admin, f"{HEADER}\nacme,a,Z9000,x,eu,-1\n".encode()))
+    assert [(p["line"], p["column"]) for p in problem["problems"]] == [
+        (2, "gpus_per_instance"),
+        (2, "price_per_hour_usd"),
+        (2, "gpu"),
+    ]
+    assert problem["detail"].startswith("acme.csv: 3 problem(s) on 1 line(s)")
+
+
+@pytest.mark.parametrize(
+    ("body", "detail"),
+    [
+        (b"", "acme.csv: the sheet is empty"),
+        (b"\xffprovider\n", "acme.csv: not UTF-8 text"),
+        (HEADER.encode() + b"\n", "acme.csv: the sheet has a header but no rows"),
+        (
+            f"{HEADER}acme,a,L4,1,eu,1".encode(),
+            "acme.csv: the sheet has a header but no rows; the body has no line breaks: `curl -d`",
+        ),
+        (f"{HEADER},gpu\nacme,a,L4,1,eu,1,H100\n".encode(), "acme.csv: the header names a column twice: gpu"),
+    ],
+)
+def test_whole_sheet_rejections_say_what_is_wrong(admin: Client, body: bytes, detail: str) -> None:
+    problem = rejected(upload(admin, body))
+    assert problem["detail"].startswith(detail) and problem["problems"][0]["line"] == 0
+
+
+def test_the_schema_says_a_rejection_is_a_problem(admin: Client) -> None:
+    document = admin.get("/schema/openapi.json").json()
+    for path in ("/v1/price-sheets", "/v1/profiles"):
+        answer = document["paths"][path]["post"]["responses"]["422"]["content"]
+        (media_type,) = answer
+        ref = answer[media_type]["schema"]["$ref"].rsplit("/", 1)[1]
+        properties = document["components"]["schemas"][ref]["properties"]
+        assert media_type == "application/problem+json" and {"detail", "problems", "status"} <= set(
+            properties
+        )
+
+
+@pytest.mark.parametrize(
+    ("row", "column"),
+    [
+        ("Llama 3.1 8B,L4,1,0,1e300,0,128,3,me", "input_len_hi_incl"),
+        ("Llama 3.1 8B,L4,2147483648,0,128,0,128,3,me", "tp"),
+        ("Llama 3.1 8B,L4,1,0,128,0," + "9" * 5000 + ",3,me", "output_len_hi_incl"),
+    ],
+)
+def test_profile_integers_out_of_range_are_422(admin: Client, row: str, column: str) -> None:
+    params = {"source": "me", "format": "csv"}
+    response = admin.post(
+        "/v1/profiles", params=params, content=f"{PROFILE_HEADER}\n{row}\n".encode(), headers=AUTH
+    )
+    problem = rejected(response)
+    assert [(p["line"], p["column"]) for p in problem["problems"]] == [(2, column)]
+    assert "must be at most" in problem["problems"][0]["reason"]
