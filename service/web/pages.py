@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from apscheduler.schedulers.base import BaseScheduler
 from litestar import Request, Response, get
 from litestar.di import NamedDependency
 from litestar.handlers import HTTPRouteHandler
@@ -16,6 +17,7 @@ from service.buy_vs_rent.own_inputs import OWN_INPUTS
 from service.buy_vs_rent.schemas import BuyVsRentResponse
 from service.db.store import Store
 from service.errors import ServiceError
+from service.price_sheets.refresh import Refresher
 from service.web.buy_vs_rent_query import FIELDS, QueryError, request_of
 from service.web.plan_pages import PLAN_PAGES
 from service.web.render import page
@@ -31,8 +33,13 @@ _NO_SCHEMA: Final[dict[str, Any]] = {
 
 
 @get("/", **_NO_SCHEMA)
-def home_page(store: NamedDependency[Store]) -> Response[str]:
-    """What the service knows: catalog size, price sources with their age, and where to go next."""
+def home_page(
+    store: NamedDependency[Store],
+    refresher: NamedDependency[Refresher],
+    scheduler: NamedDependency[BaseScheduler | None],
+) -> Response[str]:
+    """What the service knows: catalog size, price sheets with their age, the scheduled sources with
+    their last refresh, and where to go next."""
     snapshot = store.snapshot
     now = datetime.now(UTC)
     sheets = sorted(snapshot.sheets, key=lambda s: (s.kind, s.source))
@@ -43,6 +50,8 @@ def home_page(store: NamedDependency[Store]) -> Response[str]:
         providers=len(snapshot.providers),
         profiles=len(snapshot.profiles),
         sheets=[(s, (now - s.fetched_at).total_seconds() / 86_400) for s in sheets],
+        sources=refresher.statuses(scheduler),
+        now=now,
     )
 
 
