@@ -10,12 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-import msgspec
-
 from service.buy_vs_rent.own_inputs import OWN_INPUTS
 from service.buy_vs_rent.schemas import BuyVsRentRequest
+from service.web.query_forms import convert_query
 
-__all__ = ["FIELDS", "QueryError", "request_of"]
+__all__ = ["FIELDS", "request_of"]
 
 _TOP: Final = ("gpu", "gpu_count", "utilization", "horizon_months")
 _RENT: Final = {"rent_usd_per_gpu_hour": "usd_per_gpu_hour", "commitment": "commitment"}
@@ -23,18 +22,8 @@ FIELDS: Final = (*_TOP, *_RENT, *(f"own_{item.name}" for item in OWN_INPUTS))
 """Every query parameter the page reads."""
 
 
-class QueryError(Exception):
-    """A query value that is not a valid input: ``field`` names the form field."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
-
-
 def _field_of(path: str) -> str:
-    """A request path (``$.own.pue``, ``$.rent.usd_per_gpu_hour``) as the form field's name."""
-    path = path.strip("`").removeprefix("$.")
+    """A request path (``own.pue``, ``rent.usd_per_gpu_hour``) as the form field's name."""
     if path.startswith("own."):
         return "own_" + path.removeprefix("own.")
     if path.startswith("rent."):
@@ -54,12 +43,4 @@ def request_of(query: Mapping[str, str]) -> BuyVsRentRequest:
         body["rent"] = rent
     if own:
         body["own"] = own
-    try:
-        return msgspec.convert(body, BuyVsRentRequest, strict=False)  # query text → numbers
-    except msgspec.ValidationError as exc:
-        text = str(exc)
-        message, _, where = text.partition(" - at ")
-        if "missing required field" in message:
-            name = message.split("`")[1]
-            raise QueryError(name, "required") from None
-        raise QueryError(_field_of(where), message) from None
+    return convert_query(body, BuyVsRentRequest, _field_of)

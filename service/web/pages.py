@@ -18,8 +18,9 @@ from service.buy_vs_rent.schemas import BuyVsRentResponse
 from service.db.store import Store
 from service.errors import ServiceError
 from service.price_sheets.refresh import Refresher
-from service.web.buy_vs_rent_query import FIELDS, QueryError, request_of
+from service.web.buy_vs_rent_query import FIELDS, request_of
 from service.web.plan_pages import PLAN_PAGES
+from service.web.query_forms import QueryError
 from service.web.render import page
 from service.web.sheet_pages import SHEET_PAGES
 

@@ -18,8 +18,8 @@ from service.buy_vs_rent.formats import chart_lock
 from service.errors import ServiceError
 from service.plans.pipeline import PlanService
 from service.plans.schemas import AnyPlan, PlanOut
-from service.web.buy_vs_rent_query import QueryError
 from service.web.plan_query import PLAN_FIELDS, plan_request_of
+from service.web.query_forms import QueryError
 from service.web.render import page, usd
 from service.web.serving_query import MIX_ROWS, SERVING_FIELDS, serving_request_of
 from solver.errors import InvalidWorkload, NoFeasiblePlan, SolverError

@@ -7,9 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-import msgspec
-
-from service.web.buy_vs_rent_query import QueryError
+from service.web.query_forms import convert_query
 from solver.plan_spec import PlanRequest
 
 __all__ = ["PLAN_FIELDS", "plan_request_of"]
@@ -24,7 +22,6 @@ PLAN_FIELDS: Final = ("model", *_TOP, *_LIMITS, "spot", "gpus")
 
 
 def _field_of(path: str) -> str:
-    path = path.strip("`").removeprefix("$.")
     return path.removeprefix("constraints.").removeprefix("model.") or "model"
 
 
@@ -39,10 +36,4 @@ def plan_request_of(query: Mapping[str, str]) -> PlanRequest:
     if "gpus" in text:
         limits["gpus"] = [g.strip() for g in text["gpus"].split(",") if g.strip()]
     body["constraints"] = limits
-    try:
-        return msgspec.convert(body, PlanRequest, strict=False)
-    except msgspec.ValidationError as exc:
-        message, _, where = str(exc).partition(" - at ")
-        if "missing required field" in message:
-            raise QueryError(message.split("`")[1], "required") from None
-        raise QueryError(_field_of(where), message) from None
+    return convert_query(body, PlanRequest, _field_of)

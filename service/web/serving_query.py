@@ -6,9 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-import msgspec
-
-from service.web.buy_vs_rent_query import QueryError
+from service.web.query_forms import convert_query
 from solver.plan_spec import PlanRequest
 
 __all__ = ["MIX_ROWS", "SERVING_FIELDS", "serving_request_of"]
@@ -21,7 +19,6 @@ SERVING_FIELDS: Final = ("model", *_TOP, *_SLO, "max_gpus", *_MIX)
 
 
 def _field_of(path: str) -> str:
-    path = path.strip("`").removeprefix("$.")
     if path.startswith("request_mix["):
         row, _, part = path.removeprefix("request_mix[").partition("].")
         name = {"input_tokens": "in", "output_tokens": "out", "share": "share"}.get(part, "share")
@@ -46,10 +43,4 @@ def serving_request_of(query: Mapping[str, str]) -> PlanRequest:
         body["slo"] = slo
     if "max_gpus" in text:
         body["constraints"] = {"max_gpus": text["max_gpus"]}
-    try:
-        return msgspec.convert(body, PlanRequest, strict=False)
-    except msgspec.ValidationError as exc:
-        message, _, where = str(exc).partition(" - at ")
-        if "missing required field" in message:
-            raise QueryError(message.split("`")[1], "required") from None
-        raise QueryError(_field_of(where), message) from None
+    return convert_query(body, PlanRequest, _field_of)
