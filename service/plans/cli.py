@@ -11,7 +11,7 @@ from tabulate import tabulate
 
 from service.console import print_json, read_json_body
 from service.db.store import Store
-from service.plans.cost_text import print_costs
+from service.plans.cost_text import money, print_costs
 from service.plans.pipeline import PlanService
 from service.plans.remote import plan_via_server
 from service.plans.schemas import ChoiceOut, PlanOut, ServingPlanOut
@@ -20,10 +20,6 @@ from solver.network import Network
 from solver.plan_spec import PlanRequest
 
 __all__ = ["register"]
-
-
-def _money(value: float) -> str:
-    return f"${value:,.2f}"
 
 
 def _network(network: Network) -> str:
@@ -40,11 +36,11 @@ def _where(choice: ChoiceOut) -> str:
     if offer is not None:
         where = (
             f"{offer.provider} {offer.instance_type} ({offer.region}), "
-            f"{offer.pricing.replace('_', '-')} {_money(offer.price_per_hour_usd)}/h per instance"
+            f"{offer.pricing.replace('_', '-')} {money(offer.price_per_hour_usd)}/h per instance"
         )
         network = offer.network
     elif owned is not None:
-        where, network = f"owned, {_money(owned.usd_per_busy_gpu_hour)} per busy GPU-hour", owned.network
+        where, network = f"owned, {money(owned.usd_per_busy_gpu_hour)} per busy GPU-hour", owned.network
     else:
         return ""
     return f"{where}; between instances {_network(network)}" if choice.instances > 1 else where
@@ -70,7 +66,7 @@ def _plan_rows(plan: PlanOut) -> list[tuple[str, Any]]:
         ),
         (
             "total cost",
-            f"{_money(cost.total_usd)} (likely {_money(cost.total_usd_band.low)}-{_money(cost.total_usd_band.high)})",
+            f"{money(cost.total_usd)} (likely {money(cost.total_usd_band.low)}-{money(cost.total_usd_band.high)})",
         ),
         (
             "throughput",
@@ -117,7 +113,7 @@ def _print_plan(plan: PlanOut) -> None:
                         a.gpu_count,
                         a.provider or a.acquisition,
                         f"{a.hours:,.1f}",
-                        _money(a.cost_usd),
+                        money(a.cost_usd),
                         a.why,
                     )
                     for a in plan.alternatives
@@ -144,7 +140,7 @@ def _print_fleet(plan: ServingPlanOut) -> None:
                 ),
                 (
                     "cost",
-                    f"{_money(plan.cost.usd_per_hour)}/h, {_money(plan.cost.total_usd)} over {plan.cost.hours:g} h",
+                    f"{money(plan.cost.usd_per_hour)}/h, {money(plan.cost.total_usd)} over {plan.cost.hours:g} h",
                 ),
                 (
                     "solver",
@@ -164,7 +160,7 @@ def _print_fleet(plan: ServingPlanOut) -> None:
                     r.replicas,
                     r.instances,
                     r.offer.provider if r.offer else r.acquisition,
-                    _money(r.usd_per_hour),
+                    money(r.usd_per_hour),
                     f"{r.load:.0%}",
                     ", ".join(
                         f"{c.input_tokens}/{c.output_tokens}: {c.share_of_class:.0%}"
@@ -193,8 +189,8 @@ def _print_fleet_footer(plan: ServingPlanOut) -> None:
     if plan.best_single_type and plan.saving_vs_single_type:
         single = plan.best_single_type
         print(
-            f"\nbest single type: {single.replicas} x {single.gpu} (tp={single.tp}) at {_money(single.usd_per_hour)}/h; "
-            f"the fleet saves {_money(plan.saving_vs_single_type.usd_per_hour)}/h "
+            f"\nbest single type: {single.replicas} x {single.gpu} (tp={single.tp}) at {money(single.usd_per_hour)}/h; "
+            f"the fleet saves {money(plan.saving_vs_single_type.usd_per_hour)}/h "
             f"({plan.saving_vs_single_type.fraction:.1%})"
         )
     for warning in plan.warnings:

@@ -7,10 +7,11 @@ from tabulate import tabulate
 
 from service.plans.schemas import PlanOut
 
-__all__ = ["print_costs"]
+__all__ = ["money", "print_costs"]
 
 
-def _money(value: float) -> str:
+def money(value: float) -> str:
+    """Dollars with cents and thousands separators, as the CLI prints them."""
     return f"${value:,.2f}"
 
 
@@ -23,10 +24,10 @@ def print_costs(plan: PlanOut) -> None:
     cost, reliability = plan.cost, plan.estimate.reliability
     total = cost.total_usd
     rows = [
-        (_label(name), _money(value), f"{value / total:.1%}" if total > 0 else "")
+        (_label(name), money(value), f"{value / total:.1%}" if total > 0 else "")
         for name, value in cost.breakdown.items()
     ]
-    rows.append(("total", _money(total), ""))
+    rows.append(("total", money(total), ""))
     print("\ncost breakdown (rules: --json, cost.assumptions)")
     print(tabulate(rows, tablefmt="plain", colalign=("left", "right", "right")))
     interval = reliability.checkpoint_interval_hours
@@ -46,8 +47,8 @@ def print_costs(plan: PlanOut) -> None:
                         f"{option.gpu_count} x {option.gpu}",
                         option.provider or "owned",
                         f"{option.hours:,.1f} ({option.hours_band.low:,.1f}-{option.hours_band.high:,.1f})",
-                        f"{_money(option.total_usd)} ({_money(option.total_usd_band.low)}-"
-                        f"{_money(option.total_usd_band.high)})",
+                        f"{money(option.total_usd)} ({money(option.total_usd_band.low)}-"
+                        f"{money(option.total_usd_band.high)})",
                         f"{option.expected_preemptions:,.2f}",
                     )
                     for option in plan.pricing_options

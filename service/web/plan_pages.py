@@ -5,6 +5,7 @@ Pareto chart at ``/plans/{plan_id}/pareto.svg``."""
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from typing import Annotated, Any, Final
 
 from litestar import Request, Response, get
@@ -24,6 +25,7 @@ from service.web.render import page, usd
 from service.web.serving_query import MIX_ROWS, SERVING_FIELDS, serving_request_of
 from solver.errors import InvalidWorkload, NoFeasiblePlan, SolverError
 from solver.models import list_models
+from solver.plan_spec import PlanRequest
 
 __all__ = ["PLAN_PAGES"]
 
@@ -41,29 +43,42 @@ def _form(query: dict[str, str], **extra: Any) -> dict[str, Any]:
             "rejected": [], **extra}  # fmt: skip
 
 
+def _planned(
+    plans: PlanService, make: Callable[[], PlanRequest], form_field: Callable[[str], str]
+) -> dict[str, Any]:
+    """``{"plan": …}``, or the error to show beside the form (``form_field`` maps a request path to the
+    page's field); the one way both plan pages run a plan."""
+    try:
+        return {"plan": plans.create(make())}
+    except QueryError as exc:
+        return {"error": exc.message, "error_field": exc.field}
+    except NoFeasiblePlan as exc:
+        return {"error": str(exc), "rejected": sorted(exc.rejected.items())}
+    except InvalidWorkload as exc:
+        return {
+            "error": exc.message,
+            "error_field": "model" if exc.field == "model.name" else form_field(exc.field),
+        }
+    except ServiceError as exc:
+        errors = exc.extra.get("errors") or [{"message": exc.detail}]
+        return {
+            "error": str(errors[0]["message"]),
+            "error_field": form_field(str(exc.extra.get("field", ""))) or None,
+        }
+    except SolverError as exc:
+        return {"error": str(exc)}
+
+
 @get("/plan", **_PAGE)
 def plan_page(plans: NamedDependency[PlanService], request: Request[Any, Any, Any]) -> Response[str]:
     """The workload form; with a model given, the plan (stored, so ``/plans/{id}`` shows it again)."""
     query = {k: v for k, v in request.query_params.items() if k in PLAN_FIELDS}
     if not query.get("model", "").strip():
         return page("plan.html", **_form(query))
-    try:
-        plan = plans.create(plan_request_of(query))
-    except QueryError as exc:
-        return page("plan.html", **_form(query, error=exc.message, error_field=exc.field))
-    except NoFeasiblePlan as exc:
-        rejected = sorted(exc.rejected.items())
-        return page("plan.html", **_form(query, error=str(exc), rejected=rejected))
-    except InvalidWorkload as exc:
-        field = (
-            exc.field.removeprefix("model.").removeprefix("constraints.")
-            if exc.field != "model.name"
-            else "model"
-        )
-        return page("plan.html", **_form(query, error=exc.message, error_field=field))
-    except (SolverError, ServiceError) as exc:
-        return page("plan.html", **_form(query, error=str(exc)))
-    return page("plan.html", **_form(query, plan=plan))
+    outcome = _planned(
+        plans, lambda: plan_request_of(query), lambda f: f.removeprefix("model.").removeprefix("constraints.")
+    )
+    return page("plan.html", **_form(query, **outcome))
 
 
 @get("/plans/{plan_id:str}", **_PAGE)
@@ -126,26 +141,13 @@ def pareto_chart(plans: NamedDependency[PlanService], plan_id: PlanId) -> Respon
 def serving_page(plans: NamedDependency[PlanService], request: Request[Any, Any, Any]) -> Response[str]:
     """The request-mix form; with a model given, the cheapest fleet, its replicas and its saving."""
     query = {k: v for k, v in request.query_params.items() if k in SERVING_FIELDS}
-    context: dict[str, Any] = {"query": query, "rows": range(MIX_ROWS), "models": sorted({m.name for m in list_models()}),
-                               "plan": None, "error": None, "error_field": None, "rejected": []}  # fmt: skip
-    if not query.get("model", "").strip():
-        return page("serving.html", **context)
-    try:
-        context["plan"] = plans.create(serving_request_of(query))
-    except QueryError as exc:
-        context.update(error=exc.message, error_field=exc.field)
-    except NoFeasiblePlan as exc:
-        context.update(error=str(exc), rejected=sorted(exc.rejected.items()))
-    except InvalidWorkload as exc:
-        context.update(error=exc.message, error_field="model" if exc.field == "model.name" else exc.field)
-    except ServiceError as exc:
-        field = str(exc.extra.get("field", ""))
-        errors = exc.extra.get("errors") or [{"message": exc.detail}]
+    context = _form(query, rows=range(MIX_ROWS))
+    if query.get("model", "").strip():
         context.update(
-            error=str(errors[0]["message"]), error_field="share_0" if field == "request_mix" else field
+            _planned(
+                plans, lambda: serving_request_of(query), lambda f: "share_0" if f == "request_mix" else f
+            )
         )
-    except SolverError as exc:
-        context.update(error=str(exc))
     return page("serving.html", **context)
 
 
