@@ -29,11 +29,12 @@ from service.db.store import Store
 from service.estimates.routes import ROUTES as ESTIMATE_ROUTES
 from service.estimates.schemas import MemoryRequest, ThroughputRequest
 from service.health import health_handler, package_version
-from service.http import check_request, require_admin
+from service.http import ReadableResponse, check_request, require_admin
 from service.openapi import (
     document_admin_security,
     document_body_enum,
     document_known_values,
+    document_raw_bodies,
     keep_component_names,
     restore_body_zero_bounds,
 )
@@ -68,6 +69,10 @@ _DESCRIPTION: Final = (
 
 
 _PUBLISHED_NAMES: Final = {"plans_schemas_OfferRef": "plan_schemas_OfferRef"}
+_UPLOAD_BODIES: Final = {
+    "/v1/price-sheets": "The sheet, in the format the format query names (CSV text or a JSON document)",
+    "/v1/profiles": "Serving profiles, in the format the format query names (CSV text or a JSON document)",
+}
 """Component names Litestar now derives from the module path, and the names clients already know."""
 
 
@@ -134,6 +139,7 @@ def _document(app: Litestar, store: Store) -> None:
     # Two classes are named OfferRef; the published names predate the feature packages.
     keep_component_names(app, _PUBLISHED_NAMES)
     document_admin_security(app, require_admin)
+    document_raw_bodies(app, _UPLOAD_BODIES)
 
 
 def _openapi_config() -> OpenAPIConfig:
@@ -190,6 +196,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
             {"settings": config, **ops_state(opened)}
         ),  # for the admin guard, which runs before dependencies
         before_request=check_request,
+        response_class=ReadableResponse,
         exception_handlers={**exception_handlers, **OPS_EXCEPTION_HANDLERS},
         middleware=[
             *ops_middleware(),

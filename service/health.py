@@ -13,6 +13,7 @@ from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 
 from service.db.store import Store
+from service.http import ReadableResponse
 from service.problems import problem_responses
 
 __all__ = ["DbHealth", "Health", "SchedulerHealth", "health_handler", "package_version"]
@@ -99,4 +100,4 @@ def health_handler(
             jobs=[job.id for job in scheduler.get_jobs()] if scheduler is not None else [],
         ),
     )
-    return Response(body, status_code=200 if db.ok else 503)
+    return ReadableResponse(body, status_code=200 if db.ok else 503)

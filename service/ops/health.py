@@ -18,6 +18,7 @@ from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 
 from service.db.store import Store
+from service.http import ReadableResponse
 from service.ops.writes import WriteFailures
 from service.settings import Settings
 
@@ -117,4 +118,4 @@ def ready_handler(
 ) -> Response[Ready]:
     """200 when the service can do its work, 503 (naming the failed checks) when it cannot."""
     body = readiness(store, request.app.state.write_failures, scheduler, settings)
-    return Response(body, status_code=200 if body.status == "ready" else 503)
+    return ReadableResponse(body, status_code=200 if body.status == "ready" else 503)

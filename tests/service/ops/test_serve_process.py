@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,17 +14,11 @@ from pathlib import Path
 
 import httpx
 
+from tests.service.live_server import free_port
 from tests.service.ops.test_metrics import PLAN
 
 _GPUPLAN = [sys.executable, "-c", "import sys; from service.cli import main; sys.exit(main())"]
 _SOLVER_WORDS = ("HiGHS", "Running HiGHS", "Coefficient ranges", "Presolving", "Solving report")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -46,7 +39,7 @@ def _wait_live(base: str, server: subprocess.Popen[str]) -> None:
 
 
 def test_serve_logs_json_lines_with_request_ids_and_no_solver_output(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
         [*_GPUPLAN, "serve", "--port", str(port)],
