@@ -1,9 +1,10 @@
 """``kustomize build`` for the subset of kustomize that deploy/k8s uses, so the tests check what the
-cluster receives without a kustomize binary (none ships on PyPI; the ``kustomize`` package there is an
-unrelated re-implementation).
+cluster receives without a kustomize binary (none ships on PyPI; the ``kustomize`` package there is a
+little-used Python re-implementation, 0.6.0 of 2024, not kustomize itself).
 
-Supported: ``resources`` (files, and folders holding a ``kustomization.yaml``) and ``patches`` that are
-strategic merge patches by ``path`` (the target is the patch's own kind and name). Anything else in a
+Supported: ``resources`` (files, and folders holding a ``kustomization.yaml``), ``patches`` that are
+strategic merge patches by ``path`` (the target is the patch's own kind and name) and ``images``
+(``newName``/``newTag``, as ``kustomize edit set image`` writes them). Anything else in a
 kustomization — a generator, a transformer, a JSON 6902 patch — is an error here rather than ignored,
 so a manifest change that needs more of kustomize fails the tests until this renderer learns it.
 """
@@ -20,7 +21,7 @@ __all__ = ["Resource", "build", "files", "load_documents", "strategic_merge"]
 
 Resource = dict[str, Any]
 
-_KUSTOMIZATION_KEYS = {"apiVersion", "kind", "resources", "patches"}
+_KUSTOMIZATION_KEYS = {"apiVersion", "kind", "resources", "patches", "images"}
 _MERGED_BY_NAME = {"containers", "initContainers", "env", "volumes", "volumeMounts"}
 """Lists whose strategic-merge key is ``name`` (Kubernetes' ``patchMergeKey``)."""
 
@@ -104,7 +105,31 @@ def build(folder: Path) -> list[Resource]:
             if len(targets) != 1:
                 raise ValueError(f"{patch_entry['path']}: no resource {_key(patch)} to patch")
             resources[targets[0]] = strategic_merge(resources[targets[0]], patch)
+    for image in kustomization.get("images", []):
+        _set_image(resources, image)
     return resources
+
+
+def _set_image(resources: list[Resource], image: dict[str, str]) -> None:
+    """Point every container whose image is ``image["name"]`` (any tag) at the new name and tag."""
+    if set(image) - {"name", "newName", "newTag"}:
+        raise NotImplementedError(f"images: only name, newName and newTag are supported, got {image}")
+
+    def visit(node: Any) -> None:
+        if isinstance(node, dict):
+            for key in ("containers", "initContainers"):
+                for container in node.get(key, []):
+                    name, _colon, tag = container["image"].partition(":")
+                    if name == image["name"]:
+                        new_tag = image.get("newTag", tag)
+                        container["image"] = image.get("newName", name) + (f":{new_tag}" if new_tag else "")
+            for value in node.values():
+                visit(value)
+        elif isinstance(node, list):
+            for value in node:
+                visit(value)
+
+    visit(resources)
 
 
 def files(folder: Path) -> set[Path]:

@@ -223,3 +223,21 @@ def test_cronjob_variant_turns_the_scheduler_off_and_refreshes_with_the_same_con
     assert not _selects(
         _one(overlay, "PodDisruptionBudget")["spec"]["selector"]["matchLabels"], _pod_labels(cronjob)
     )
+
+
+def test_an_image_set_by_kustomize_edit_reaches_every_workload(tmp_path: Path) -> None:
+    """What the README's ``kustomize edit set image gpuplan=REGISTRY/gpuplan:TAG`` writes."""
+    overlay = tmp_path / "mine"
+    overlay.mkdir()
+    (overlay / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+        f"resources:\n  - {CRONJOB}\nimages:\n  - name: gpuplan\n    newName: registry.example/gpuplan\n"
+        "    newTag: 0.2.0\n"
+    )
+    rendered = build(overlay)
+    images = {
+        c["image"]
+        for kind in ("Deployment", "CronJob")
+        for c in _pod_spec(_one(rendered, kind))["containers"]
+    }
+    assert images == {"registry.example/gpuplan:0.2.0"}
