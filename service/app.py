@@ -77,14 +77,19 @@ _UPLOAD_BODIES: Final = {
 
 
 class _Scheduling:
-    """The refresh scheduler of one app: made and started by the lifespan, one per run of it."""
+    """The refresh scheduler of one app: made and started by the lifespan, one per run of it; none at
+    all when ``enabled`` is false (``GPUPLAN_SCHEDULER=off``: replicas of one database leave refreshes
+    to a single ``gpuplan prices refresh`` job)."""
 
-    def __init__(self, refresher: Refresher, sources: list[SourceConfig]) -> None:
+    def __init__(self, refresher: Refresher, sources: list[SourceConfig], *, enabled: bool) -> None:
         self.refresher = refresher
         self.sources = sources
+        self.enabled = enabled
         self.scheduler: AsyncIOScheduler | None = None
 
     def start(self) -> None:
+        if not self.enabled:
+            return
         # Misfire grace in minutes, not APScheduler's 1 s default (which drops a run whenever the event
         # loop was busy for a second), and never two runs of one source at once.
         scheduler = AsyncIOScheduler(
@@ -161,7 +166,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     opened = Store.open(config.db_path) if store is None else store
     sources = load_sources(config.sources_file) if config.sources_file else []
     refresher = Refresher(opened, sources, move_factor=config.price_move_factor)
-    scheduling = _Scheduling(refresher, sources)
+    scheduling = _Scheduling(refresher, sources, enabled=config.run_scheduler)
     plans = PlanService(
         opened, time_limit_s=config.plan_time_limit_s, price_max_age_hours=config.price_max_age_hours
     )

@@ -1,7 +1,7 @@
 """``GET /health/live`` (the process answers) and ``GET /health/ready`` (it can do its work: the
 database reads and takes writes, the catalog snapshot is loaded, the refresh scheduler runs when
-sources are configured). Orchestrators restart on the first and route traffic on the second;
-``GET /health`` (``service.health``) stays the detailed report."""
+sources are configured and ``GPUPLAN_SCHEDULER`` is on). Orchestrators restart on the first and route
+traffic on the second; ``GET /health`` (``service.health``) stays the detailed report."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def readiness(
 ) -> Ready:
     """Every readiness check, in order; ready when all pass."""
     snapshot = store.snapshot
-    scheduler_needed = bool(settings.sources_file)
+    scheduler_needed = bool(settings.sources_file) and settings.run_scheduler
     results: list[tuple[Any, str | None]] = [
         ("db_readable", _readable(store)),
         ("db_writable", _writable(store, failures)),

@@ -81,3 +81,30 @@ def test_plan_json_is_the_only_output(tmp_path: Path) -> None:
     assert json.loads(done.stdout)["kind"] == "train"  # stdout is exactly one JSON document
     assert not any(word in done.stderr for word in _SOLVER_WORDS), done.stderr
     assert "Running HiGHS" not in done.stdout  # (the plan itself names its solver backend)
+
+
+def test_serve_scheduler_off_reaches_the_app(tmp_path: Path) -> None:
+    """``gpuplan serve --scheduler off`` (the Deployment of the CronJob variant sets GPUPLAN_SCHEDULER):
+    the sources stay configured, no refresh job is scheduled, and the replica is ready."""
+    sheet = tmp_path / "acme.csv"
+    sheet.write_text("provider,instance_type,gpu,gpus_per_instance,region,price_per_hour_usd\n")
+    sources = tmp_path / "sources.toml"
+    sources.write_text(f'[[source]]\nname = "acme"\nurl = "{sheet}"\nformat = "rental_csv"\n')
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen(
+        [*_GPUPLAN, "serve", "--port", str(port), "--scheduler", "off"],
+        env={**_env(tmp_path), "GPUPLAN_SOURCES": str(sources), "GPUPLAN_SCHEDULER": "on"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _wait_live(base, server)
+        assert httpx.get(f"{base}/health", timeout=10).json()["scheduler"] == {"running": False, "jobs": []}
+        assert httpx.get(f"{base}/health/ready", timeout=10).status_code == 200
+        sources_status = httpx.get(f"{base}/v1/price-sheets/refresh", timeout=10).json()["sources"]
+        assert [(s["name"], s["next_run_at"]) for s in sources_status] == [("acme", None)]
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.communicate(timeout=30)
