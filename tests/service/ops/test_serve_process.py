@@ -90,7 +90,7 @@ def test_serve_scheduler_off_reaches_the_app(tmp_path: Path) -> None:
     sheet.write_text("provider,instance_type,gpu,gpus_per_instance,region,price_per_hour_usd\n")
     sources = tmp_path / "sources.toml"
     sources.write_text(f'[[source]]\nname = "acme"\nurl = "{sheet}"\nformat = "rental_csv"\n')
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
         [*_GPUPLAN, "serve", "--port", str(port), "--scheduler", "off"],
