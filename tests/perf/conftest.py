@@ -53,9 +53,10 @@ def _free_port() -> int:
 
 
 @contextmanager
-def running_server(db: Path, **env: str) -> Iterator[tuple[str, int]]:
-    """The real service (``gpuplan serve``: uvicorn, one worker, a seeded DuckDB file ``db``) on a free
-    loopback port, with ``env`` added to its environment and no plan rate limit; its URL and pid."""
+def running_server(db: Path | str, **env: str) -> Iterator[tuple[str, int]]:
+    """The real service (``gpuplan serve``: uvicorn, one worker, a seeded DuckDB file or a PostgreSQL
+    URL ``db``) on a free loopback port, with ``env`` added to its environment and no plan rate limit;
+    its URL and pid."""
     port = _free_port()
     environment = {
         **os.environ,
