@@ -5,14 +5,15 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 from typing import Literal
 
-import duckdb
 import msgspec
 from apscheduler.schedulers.base import BaseScheduler
 from litestar import Response, get
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 
+from service.db.backend import BackendName
 from service.db.store import Store
+from service.db.store_errors import STORE_ERRORS
 from service.http import ReadableResponse
 from service.problems import problem_responses
 
@@ -21,7 +22,10 @@ __all__ = ["DbHealth", "Health", "SchedulerHealth", "health_handler", "package_v
 
 class DbHealth(msgspec.Struct, kw_only=True):
     ok: bool
+    backend: BackendName
+    """``duckdb`` (the embedded file) or ``postgresql`` (a shared database)."""
     path: str
+    """The DuckDB file, or the PostgreSQL URL without its password."""
     schema_version: int
     gpus: int
     current_offers: int
@@ -59,9 +63,10 @@ def _db_health(store: Store) -> DbHealth:
     try:
         with store.cursor() as cur:
             row = cur.execute("SELECT max(version) FROM schema_version").fetchone()
-    except duckdb.Error as exc:
+    except STORE_ERRORS as exc:
         return DbHealth(
             ok=False,
+            backend=store.backend_name,
             path=store.path,
             schema_version=0,
             gpus=0,
@@ -71,6 +76,7 @@ def _db_health(store: Store) -> DbHealth:
         )
     return DbHealth(
         ok=True,
+        backend=store.backend_name,
         path=store.path,
         schema_version=int(row[0]) if row and row[0] is not None else 0,
         gpus=len(snapshot.gpus),

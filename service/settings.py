@@ -10,6 +10,8 @@ from typing import Any, Literal, TypedDict
 
 import msgspec
 
+from service.db.backend import display_target
+
 __all__ = ["DEFAULT_DB_PATH", "Settings"]
 
 DEFAULT_DB_PATH = "var/gpuplan.duckdb"
@@ -19,14 +21,13 @@ _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
     """Runtime configuration.
 
-    ``db_path`` is the embedded DuckDB file (created and seeded on first start) or ``:memory:``.
+    ``db_path`` is the embedded DuckDB file (created and seeded on first start), ``:memory:``, or a
+    ``postgresql://`` URL of an existing PostgreSQL database (migrated and seeded on start).
     """
 
     def __repr__(self) -> str:  # never print the admin token
         token = "set" if self.admin_token else None
-        return (
-            f"Settings(db_path={self.db_path!r}, host={self.host!r}, port={self.port}, admin_token={token})"
-        )
+        return f"Settings(db_path={display_target(self.db_path)!r}, host={self.host!r}, port={self.port}, admin_token={token})"
 
     db_path: str = DEFAULT_DB_PATH
     host: str = "127.0.0.1"

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-import duckdb
 import msgspec
 
 from pricing.cells import MAX_COUNT, cell_count, cell_float, cell_text
@@ -23,7 +22,9 @@ from pricing.offers import SheetProblem, collect_rows
 from pricing.sheet_rows import SheetRows, read_table
 from service.catalog.gpu_names import resolve_gpu_names
 from service.catalog.schemas import ProfileUploadReport
+from service.db.backend import Cursor
 from service.db.bulk import insert_rows
+from service.db.sequences import take_ids
 from service.db.snapshot import CatalogSnapshot
 from service.db.store import Store
 from service.errors import InvalidParameter
@@ -99,27 +100,24 @@ _BUCKET_KEY = (
 )
 
 
-def _replace_rows(
-    cur: duckdb.DuckDBPyConnection, snapshot: CatalogSnapshot, source: str, rows: list[ServingProfile]
-) -> int:
-    """Replace the rows uploaded under ``source`` (new ids after the highest); returns how many went."""
+def _replace_rows(cur: Cursor, snapshot: CatalogSnapshot, source: str, rows: list[ServingProfile]) -> int:
+    """Replace the rows uploaded under ``source`` (new ids from their sequence); returns how many went."""
     counted = cur.execute(
         "SELECT count(*) FROM serving_profiles WHERE upload_source = ?", [source]
     ).fetchone()
     cur.execute("DELETE FROM serving_profiles WHERE upload_source = ?", [source])
-    first = cur.execute("SELECT coalesce(max(serving_id), 0) + 1 FROM serving_profiles").fetchone()
-    base = int(first[0]) if first else 1
+    ids = take_ids(cur, "serving_profile_id_seq", len(rows))
     insert_rows(
         cur,
         "serving_profiles",
         (*ServingProfile.__struct_fields__, "gpu_name", "upload_source"),
         [
             (
-                *msgspec.structs.astuple(msgspec.structs.replace(p, serving_id=base + i)),
+                *msgspec.structs.astuple(msgspec.structs.replace(p, serving_id=serving_id)),
                 snapshot.gpus[p.gpu_id].name,
                 source,
             )
-            for i, p in enumerate(rows)
+            for p, serving_id in zip(rows, ids, strict=True)
         ],
     )
     return int(counted[0]) if counted else 0

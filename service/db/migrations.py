@@ -1,21 +1,46 @@
-"""Forward-only schema migrations of the DuckDB store.
+"""Forward-only schema migrations of the store: one history for DuckDB and PostgreSQL.
 
 Each migration is applied once, in order, inside one transaction, and recorded in ``schema_version``.
-Never edit a released migration: append a new one.
+Never change what a released migration does: append a new one.
+
+A step is SQL both backends run (PostgreSQL reads the type name ``DOUBLE`` as ``DOUBLE PRECISION``,
+translated when it runs), a :class:`Variants` pair where the backends need different SQL for the same
+change (side by side, so the history stays one), or a function of the cursor (a value computed first).
+PostgreSQL fixes the columns of a ``SELECT *`` view when it is created: a migration that adds columns
+to a table under a view recreates the view.
 """
 
 from __future__ import annotations
 
 import functools
+import re
+from collections.abc import Callable
 from typing import Final
 
-import duckdb
+import msgspec
 
-from service.db.transactions import cursor_of, run_transaction
+from service.db.backend import Backend, Cursor
+from service.db.sequences import SEQUENCES
 
-__all__ = ["MIGRATIONS", "Migration", "apply_migrations", "current_schema_version"]
+__all__ = [
+    "MIGRATIONS",
+    "Migration",
+    "Step",
+    "Variants",
+    "apply_migrations",
+    "current_schema_version",
+]
 
-Migration = tuple[int, str, tuple[str, ...]]
+
+class Variants(msgspec.Struct, frozen=True):
+    """The same change in each backend's SQL."""
+
+    duckdb: tuple[str, ...]
+    postgresql: tuple[str, ...]
+
+
+Step = str | Variants | Callable[[Cursor], None]
+Migration = tuple[int, str, tuple[Step, ...]]
 
 _V1: Final = (
     """CREATE TABLE gpus (
@@ -209,13 +234,21 @@ _PRICE_SHEETS_V6: Final = """CREATE TABLE price_sheets (
     )"""
 
 _V6: Final = (
-    # DuckDB cannot alter a CHECK constraint: rebuild price_sheets (and the views over it).
     "DROP VIEW current_offers",
     "DROP VIEW current_sheets",
-    "ALTER TABLE price_sheets RENAME TO price_sheets_v5",
-    _PRICE_SHEETS_V6,
-    "INSERT INTO price_sheets SELECT * FROM price_sheets_v5",
-    "DROP TABLE price_sheets_v5",
+    Variants(
+        # DuckDB cannot alter a CHECK constraint: rebuild price_sheets (and the views over it).
+        duckdb=(
+            "ALTER TABLE price_sheets RENAME TO price_sheets_v5",
+            _PRICE_SHEETS_V6,
+            "INSERT INTO price_sheets SELECT * FROM price_sheets_v5",
+            "DROP TABLE price_sheets_v5",
+        ),
+        postgresql=(
+            "ALTER TABLE price_sheets DROP CONSTRAINT price_sheets_kind_check, ADD CONSTRAINT "
+            "price_sheets_kind_check CHECK (kind IN ('rental', 'ownership', 'provider_costs'))",
+        ),
+    ),
     _V1[-2],
     _V1[-1],
     """CREATE TABLE provider_costs (
@@ -250,7 +283,9 @@ _V7: Final = (
         hours DOUBLE NOT NULL
     )""",
     # The plans stored before: the same summary service.plans.listing writes with every new plan.
-    """INSERT INTO plan_summaries SELECT
+    Variants(
+        duckdb=(
+            """INSERT INTO plan_summaries SELECT
         plan_id, created_at, plan->>'$.plan_type', kind, plan->>'$.model',
         CASE WHEN plan->>'$.plan_type' = 'job' THEN [plan->>'$.choice.gpu']
             ELSE list_distinct(json_extract_string(plan, '$.choice.replicas[*].gpu')) END,
@@ -261,6 +296,22 @@ _V7: Final = (
         CASE WHEN plan->>'$.plan_type' = 'job' THEN (plan->>'$.estimate.hours')::DOUBLE
             ELSE (plan->>'$.cost.hours')::DOUBLE END
     FROM plans""",
+        ),
+        postgresql=(
+            """INSERT INTO plan_summaries SELECT
+        plan_id, created_at, plan->>'plan_type', kind, plan->>'model',
+        CASE WHEN plan->>'plan_type' = 'job' THEN ARRAY[plan->'choice'->>'gpu']
+            ELSE ARRAY(SELECT DISTINCT r->>'gpu' FROM json_array_elements(plan->'choice'->'replicas') r)
+            END,
+        CASE WHEN plan->>'plan_type' = 'job' THEN (plan->'choice'->>'gpu_count')::INTEGER
+            ELSE coalesce((SELECT sum((r->>'replicas')::INTEGER * (r->>'tp')::INTEGER)
+                FROM json_array_elements(plan->'choice'->'replicas') r), 0) END,
+        (plan->'cost'->>'total_usd')::DOUBLE PRECISION,
+        CASE WHEN plan->>'plan_type' = 'job' THEN (plan->'estimate'->>'hours')::DOUBLE PRECISION
+            ELSE (plan->'cost'->>'hours')::DOUBLE PRECISION END
+    FROM plans""",
+        ),
+    ),
     """CREATE TABLE refresh_batches (
         batch_id INTEGER PRIMARY KEY,
         status VARCHAR NOT NULL CHECK (status IN ('queued', 'running', 'done', 'failed', 'abandoned')),
@@ -272,6 +323,32 @@ _V7: Final = (
     )""",
 )
 
+
+def _create_sequence(name: str, table: str, column: str) -> Callable[[Cursor], None]:
+    """A step: ``CREATE SEQUENCE`` (migration 8) starting after the highest id already stored (DuckDB has no
+    ``setval``, so the start is computed first)."""
+
+    def create(cur: Cursor) -> None:
+        row = cur.execute(f"SELECT coalesce(max({column}), 0) + 1 FROM {table}").fetchone()
+        start = int(row[0]) if row else 1
+        cur.execute(f"CREATE SEQUENCE {name} START WITH {start}")
+
+    return create
+
+
+_V8: Final[tuple[Step, ...]] = (
+    *(_create_sequence(name, *numbered) for name, numbered in SEQUENCES.items()),
+    # PostgreSQL fixes a view's columns when the view is created (DuckDB binds them at each query):
+    # migration 6 added offers' mig_profile and storage_read_gbps after creating current_offers.
+    "DROP VIEW current_offers",
+    _V1[-1],
+    # The stored order of ownership rows (ties in choosing a row keep it), which PostgreSQL has no
+    # rowid for; existing DuckDB rows are numbered in rowid order as the column is added.
+    "CREATE SEQUENCE ownership_row_seq",
+    "ALTER TABLE ownership_prices ADD COLUMN row_order BIGINT DEFAULT nextval('ownership_row_seq')",
+    "ALTER TABLE ownership_defaults ADD COLUMN row_order BIGINT DEFAULT nextval('ownership_row_seq')",
+)
+
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     (1, "catalog, price sheets, profiles, seed state", _V1),
     (2, "stored plans", _V2),
@@ -280,33 +357,52 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
     (5, "the network between an offer's instances", _V5),
     (6, "provider cost sheets; offers' MIG profile and storage read rate", _V6),
     (7, "plan summaries (GET /v1/plans); refresh batches (POST /v1/price-sheets/refresh)", _V7),
+    (8, "sequences for versions and ids; ownership rows' stored order; current_offers rebuilt", _V8),
 )
 
+_DOUBLE: Final = re.compile(r"\bDOUBLE\b(?!\s+PRECISION)")
 
-def current_schema_version(cur: duckdb.DuckDBPyConnection) -> int:
-    """The highest applied migration, 0 for a new database."""
-    cur.execute(
-        "CREATE TABLE IF NOT EXISTS schema_version "
-        "(version INTEGER PRIMARY KEY, description VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
-    )
+
+def current_schema_version(cur: Cursor) -> int:
+    """The highest applied migration, 0 for a new database (whose ``schema_version`` table is created:
+    only then, so a database that takes no writes can still be opened)."""
+    known = cur.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_version'"
+    ).fetchone()
+    if known == (0,):
+        cur.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version "
+            "(version INTEGER PRIMARY KEY, description VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
+        )
     row = cur.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
     return int(row[0]) if row else 0
 
 
-def _apply(cur: duckdb.DuckDBPyConnection, migration: Migration) -> None:
-    version, description, statements = migration
-    for statement in statements:
-        cur.execute(statement)
+def _run(cur: Cursor, step: Step) -> None:
+    if isinstance(step, Variants):
+        for statement in getattr(step, cur.dialect.name):
+            cur.execute(statement)
+    elif isinstance(step, str):
+        cur.execute(_DOUBLE.sub(cur.dialect.double_type, step))
+    else:
+        step(cur)
+
+
+def _apply(cur: Cursor, migration: Migration) -> None:
+    version, description, steps = migration
+    for step in steps:
+        _run(cur, step)
     cur.execute("INSERT INTO schema_version VALUES (?, ?, current_timestamp)", [version, description])
 
 
-def apply_migrations(connection: duckdb.DuckDBPyConnection) -> list[int]:
-    """Apply every pending migration, each in its own transaction; returns the versions applied."""
+def apply_migrations(backend: Backend, migrations: tuple[Migration, ...] = MIGRATIONS) -> list[int]:
+    """Apply every pending migration (of ``migrations``: all, or the first few to build an older
+    database), each in its own transaction; returns the versions applied."""
     applied: list[int] = []
-    for migration in MIGRATIONS:
-        with cursor_of(connection) as cur:
+    for migration in migrations:
+        with backend.cursor() as cur:
             pending = migration[0] > current_schema_version(cur)
         if pending:
-            run_transaction(connection, functools.partial(_apply, migration=migration))
+            backend.transaction(functools.partial(_apply, migration=migration))
             applied.append(migration[0])
     return applied

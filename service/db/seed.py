@@ -12,13 +12,13 @@ import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-import duckdb
 import msgspec
 
+from service.db.backend import Backend, Cursor
 from service.db.bulk import insert_rows
 from service.db.seed_files import SEED_FILES, SeedCatalog, read_seed_catalog, seed_file_text
+from service.db.sequences import take_ids
 from service.db.sheet_versions import add_version, ownership_sheet, provider_costs_sheet, rental_sheet
-from service.db.transactions import cursor_of, run_transaction
 from solver.gpus import GpuSpec
 from solver.profiles import MeasuredProfile, ServingProfile
 
@@ -54,7 +54,7 @@ def seed_fingerprint() -> str:
 
 
 def _insert_named(
-    cur: duckdb.DuckDBPyConnection,
+    cur: Cursor,
     table: str,
     fields: tuple[str, ...],
     rows: Sequence[MeasuredProfile | ServingProfile],
@@ -69,7 +69,7 @@ def _insert_named(
     )
 
 
-def _replace_reference_data(cur: duckdb.DuckDBPyConnection, catalog: SeedCatalog) -> None:
+def _replace_reference_data(cur: Cursor, catalog: SeedCatalog) -> None:
     for table in ("gpus", "gpu_aliases", "throughput_profiles", "serving_profiles", "unusable_rows"):
         cur.execute(f"DELETE FROM {table}")
     insert_rows(cur, "gpus", GpuSpec.__struct_fields__, [msgspec.structs.astuple(g) for g in catalog.gpus])
@@ -87,7 +87,12 @@ def _replace_reference_data(cur: duckdb.DuckDBPyConnection, catalog: SeedCatalog
     _insert_named(
         cur, "throughput_profiles", MeasuredProfile.__struct_fields__, catalog.profiles.items, names
     )
-    _insert_named(cur, "serving_profiles", ServingProfile.__struct_fields__, catalog.serving.items, names)
+    # serving ids from their sequence, as uploads take theirs: the two never collide
+    ids = take_ids(cur, "serving_profile_id_seq", len(catalog.serving.items))
+    serving = [
+        msgspec.structs.replace(p, serving_id=i) for p, i in zip(catalog.serving.items, ids, strict=True)
+    ]
+    _insert_named(cur, "serving_profiles", ServingProfile.__struct_fields__, serving, names)
     now = datetime.now(UTC)
     insert_rows(
         cur,
@@ -98,7 +103,7 @@ def _replace_reference_data(cur: duckdb.DuckDBPyConnection, catalog: SeedCatalog
 
 
 def _load(
-    cur: duckdb.DuckDBPyConnection, catalog: SeedCatalog, fingerprint: str, now: datetime
+    cur: Cursor, catalog: SeedCatalog, fingerprint: str, now: datetime
 ) -> tuple[int | None, int | None]:
     """Replace the reference data and add the shipped sheets as versions (unchanged ones add none);
     returns the rental and ownership versions added."""
@@ -123,22 +128,24 @@ def _load(
         )
         for content, fmt, files in sheets
     ]
-    cur.execute("INSERT OR REPLACE INTO seed_state VALUES (?, ?, ?)", [SEED_SOURCE, fingerprint, now])
+    cur.execute(
+        "INSERT INTO seed_state VALUES (?, ?, ?) ON CONFLICT (dataset) "
+        "DO UPDATE SET content_hash = excluded.content_hash, loaded_at = excluded.loaded_at",
+        [SEED_SOURCE, fingerprint, now],
+    )
     return versions[0], versions[1]
 
 
-def ensure_seeded(connection: duckdb.DuckDBPyConnection, *, force: bool = False) -> SeedReport:
+def ensure_seeded(backend: Backend, *, force: bool = False) -> SeedReport:
     """Load the shipped data unless this exact data is already loaded."""
     fingerprint = seed_fingerprint()
-    with cursor_of(connection) as cur:
+    with backend.cursor() as cur:
         row = cur.execute("SELECT content_hash FROM seed_state WHERE dataset = ?", [SEED_SOURCE]).fetchone()
     if row is not None and row[0] == fingerprint and not force:
         return SeedReport(loaded=False, fingerprint=fingerprint)
     catalog = read_seed_catalog()
 
-    rental, ownership = run_transaction(
-        connection, lambda cur: _load(cur, catalog, fingerprint, datetime.now(UTC))
-    )
+    rental, ownership = backend.transaction(lambda cur: _load(cur, catalog, fingerprint, datetime.now(UTC)))
     if catalog.problems:
         _log.warning(
             "%d shipped rows not used (reasons in table unusable_rows; `gpuplan db stats` lists them)",

@@ -13,14 +13,15 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Final
 
-import duckdb
 import msgspec
 
 from pricing.offers import RentalOffer
 from pricing.ownership import OwnershipDefault, OwnershipPrice
 from pricing.provider_costs import ProviderCost
 from pricing.sheet_formats import SheetKind
+from service.db.backend import Cursor
 from service.db.bulk import insert_rows
+from service.db.sequences import next_id
 
 __all__ = [
     "OFFER_COLUMNS",
@@ -85,7 +86,7 @@ def provider_costs_sheet(costs: Sequence[ProviderCost]) -> SheetContent:
     return SheetContent(kind="provider_costs", digest=content_hash(costs), costs=tuple(costs))
 
 
-def latest_hash(cur: duckdb.DuckDBPyConnection, source: str, kind: SheetKind) -> str | None:
+def latest_hash(cur: Cursor, source: str, kind: SheetKind) -> str | None:
     row = cur.execute(
         "SELECT content_hash FROM price_sheets WHERE source = ? AND kind = ? ORDER BY version DESC LIMIT 1",
         [source, kind],
@@ -93,29 +94,26 @@ def latest_hash(cur: duckdb.DuckDBPyConnection, source: str, kind: SheetKind) ->
     return str(row[0]) if row else None
 
 
-def latest_version(cur: duckdb.DuckDBPyConnection, source: str, kind: SheetKind) -> int | None:
+def latest_version(cur: Cursor, source: str, kind: SheetKind) -> int | None:
     row = cur.execute(
         "SELECT max(version) FROM price_sheets WHERE source = ? AND kind = ?", [source, kind]
     ).fetchone()
     return None if row is None or row[0] is None else int(row[0])
 
 
-def next_version(cur: duckdb.DuckDBPyConnection) -> int:
-    """The number the next version of any source gets (callers hold ``Store.import_lock``)."""
-    row = cur.execute("SELECT coalesce(max(version), 0) + 1 FROM price_sheets").fetchone()
-    return int(row[0]) if row else 1
+def next_version(cur: Cursor) -> int:
+    """A new version number (of any source), from its sequence."""
+    return next_id(cur, "price_sheet_version_seq")
 
 
-def _insert_rows(
-    cur: duckdb.DuckDBPyConnection, table: str, version: int, rows: Sequence[msgspec.Struct]
-) -> None:
+def _insert_rows(cur: Cursor, table: str, version: int, rows: Sequence[msgspec.Struct]) -> None:
     if rows:
         fields = rows[0].__struct_fields__
         insert_rows(cur, table, ("version", *fields), [(version, *msgspec.structs.astuple(r)) for r in rows])
 
 
 def insert_version(
-    cur: duckdb.DuckDBPyConnection,
+    cur: Cursor,
     version: int,
     content: SheetContent,
     *,
@@ -149,7 +147,7 @@ def insert_version(
 
 
 def add_version(
-    cur: duckdb.DuckDBPyConnection,
+    cur: Cursor,
     content: SheetContent,
     *,
     source: str,

@@ -14,13 +14,13 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Literal, cast
 
-import duckdb
 import msgspec
 
 from pricing.aliases import AliasRule, AliasTable
 from pricing.offers import RentalOffer
 from pricing.ownership_defaults import SheetDefault, SheetPrice
 from pricing.provider_costs import ProviderCost, ProviderCosts
+from service.db.backend import Cursor
 from service.db.mig_profiles import read_mig_profiles
 from solver.calibration import ProfileIndex
 from solver.gpus import GpuSpec
@@ -138,11 +138,11 @@ _PROFILE_INDEX: Derived[ProfileIndex] = Derived("profile index", lambda s: Profi
 _WITH_SLICES: Derived[dict[str, GpuSpec]] = Derived("GPUs and slices", lambda s: {**s.gpus, **s.mig_slices})
 
 
-def _strings(cur: duckdb.DuckDBPyConnection, sql: str) -> frozenset[str]:
+def _strings(cur: Cursor, sql: str) -> frozenset[str]:
     return frozenset(str(r[0]) for r in cur.execute(sql).fetchall() if r[0] is not None)
 
 
-def _count(cur: duckdb.DuckDBPyConnection, sql: str) -> int:
+def _count(cur: Cursor, sql: str) -> int:
     row = cur.execute(sql).fetchone()
     return int(row[0]) if row else 0
 
@@ -154,21 +154,21 @@ _PRICE_FIELDS = tuple(f for f in SheetPrice.__struct_fields__ if f != "sheet_ver
 _DEFAULT_FIELDS = tuple(f for f in SheetDefault.__struct_fields__ if f != "sheet_version")
 
 
-def _read_profiles(cur: duckdb.DuckDBPyConnection) -> tuple[MeasuredProfile, ...]:
+def _read_profiles(cur: Cursor) -> tuple[MeasuredProfile, ...]:
     rows = cur.execute(
         f"SELECT {', '.join(_PROFILE_FIELDS)} FROM throughput_profiles ORDER BY profile_id"
     ).fetchall()
     return tuple(MeasuredProfile(**dict(zip(_PROFILE_FIELDS, row, strict=True))) for row in rows)
 
 
-def _read_serving(cur: duckdb.DuckDBPyConnection) -> tuple[ServingProfile, ...]:
+def _read_serving(cur: Cursor) -> tuple[ServingProfile, ...]:
     rows = cur.execute(
         f"SELECT {', '.join(_SERVING_FIELDS)} FROM serving_profiles ORDER BY serving_id"
     ).fetchall()
     return tuple(ServingProfile(**dict(zip(_SERVING_FIELDS, row, strict=True))) for row in rows)
 
 
-def _read_offers(cur: duckdb.DuckDBPyConnection) -> tuple[CurrentOffer, ...]:
+def _read_offers(cur: Cursor) -> tuple[CurrentOffer, ...]:
     """Current offers; ``msgspec.convert`` checks every value (an interconnect is one of the four)."""
     rows = cur.execute(
         f"SELECT version, {', '.join(_OFFER_FIELDS)} FROM current_offers ORDER BY offer_id"
@@ -182,7 +182,7 @@ def _read_offers(cur: duckdb.DuckDBPyConnection) -> tuple[CurrentOffer, ...]:
     )
 
 
-def _read_sheets(cur: duckdb.DuckDBPyConnection) -> tuple[SheetInfo, ...]:
+def _read_sheets(cur: Cursor) -> tuple[SheetInfo, ...]:
     rows = cur.execute(
         "SELECT version, source, kind, fetched_at, content_hash FROM current_sheets ORDER BY version"
     ).fetchall()
@@ -190,7 +190,7 @@ def _read_sheets(cur: duckdb.DuckDBPyConnection) -> tuple[SheetInfo, ...]:
     return tuple(msgspec.convert(dict(zip(fields, row, strict=True)), SheetInfo) for row in rows)
 
 
-def _read_ownership(cur: duckdb.DuckDBPyConnection, sheets: tuple[SheetInfo, ...]) -> OwnershipRows:
+def _read_ownership(cur: Cursor, sheets: tuple[SheetInfo, ...]) -> OwnershipRows:
     """The rows of the current ownership sheets (in stored order): the one ownership loader."""
     versions = [s.version for s in sheets if s.kind == "ownership"]
     if not versions:
@@ -199,7 +199,7 @@ def _read_ownership(cur: duckdb.DuckDBPyConnection, sheets: tuple[SheetInfo, ...
     prices: dict[str, list[SheetPrice]] = {}
     for row in cur.execute(
         f"SELECT version, {', '.join(_PRICE_FIELDS)} FROM ownership_prices "
-        f"WHERE version IN ({marks}) ORDER BY rowid",
+        f"WHERE version IN ({marks}) ORDER BY row_order",
         versions,
     ).fetchall():
         price = SheetPrice(sheet_version=int(row[0]), **dict(zip(_PRICE_FIELDS, row[1:], strict=True)))
@@ -208,7 +208,7 @@ def _read_ownership(cur: duckdb.DuckDBPyConnection, sheets: tuple[SheetInfo, ...
         SheetDefault(sheet_version=int(row[0]), **dict(zip(_DEFAULT_FIELDS, row[1:], strict=True)))
         for row in cur.execute(
             f"SELECT version, {', '.join(_DEFAULT_FIELDS)} FROM ownership_defaults "
-            f"WHERE version IN ({marks}) ORDER BY rowid",
+            f"WHERE version IN ({marks}) ORDER BY row_order",
             versions,
         ).fetchall()
     ]
@@ -218,7 +218,7 @@ def _read_ownership(cur: duckdb.DuckDBPyConnection, sheets: tuple[SheetInfo, ...
 _COST_FIELDS = ProviderCost.__struct_fields__
 
 
-def _read_provider_costs(cur: duckdb.DuckDBPyConnection, sheets: tuple[SheetInfo, ...]) -> ProviderCosts:
+def _read_provider_costs(cur: Cursor, sheets: tuple[SheetInfo, ...]) -> ProviderCosts:
     """The rows of the current provider-cost sheets; a provider in several takes the newest version's."""
     versions = [s.version for s in sheets if s.kind == "provider_costs"]
     if not versions:
@@ -234,7 +234,7 @@ def _read_provider_costs(cur: duckdb.DuckDBPyConnection, sheets: tuple[SheetInfo
     )
 
 
-def _read_gpus(cur: duckdb.DuckDBPyConnection) -> dict[str, GpuSpec]:
+def _read_gpus(cur: Cursor) -> dict[str, GpuSpec]:
     fields = GpuSpec.__struct_fields__
     return {
         row[0]: GpuSpec(**dict(zip(fields, row, strict=True)))
@@ -242,9 +242,7 @@ def _read_gpus(cur: duckdb.DuckDBPyConnection) -> dict[str, GpuSpec]:
     }
 
 
-def _read_aliases(
-    cur: duckdb.DuckDBPyConnection, gpus: dict[str, GpuSpec]
-) -> tuple[list[AliasRule], dict[str, list[str]]]:
+def _read_aliases(cur: Cursor, gpus: dict[str, GpuSpec]) -> tuple[list[AliasRule], dict[str, list[str]]]:
     """The alias rules, and each GPU's other names (for the catalog pages)."""
     names = {gpu_id: gpu.name for gpu_id, gpu in gpus.items()}
     rules: list[AliasRule] = []
@@ -263,7 +261,7 @@ def _read_aliases(
     return rules, aliases_by_gpu
 
 
-def read_snapshot(cur: duckdb.DuckDBPyConnection, generation: int) -> CatalogSnapshot:
+def read_snapshot(cur: Cursor, generation: int) -> CatalogSnapshot:
     """Read the whole snapshot with ``cur``."""
     gpus = _read_gpus(cur)
     rules, aliases_by_gpu = _read_aliases(cur, gpus)

@@ -1,8 +1,10 @@
-"""The DuckDB store: one connection per process, a cursor per request, and the catalog snapshot.
+"""The store: a database of either backend (DuckDB file or PostgreSQL), migrated and seeded, and the
+catalog snapshot.
 
-The process that opens the store owns its file (DuckDB allows one read-write process per file).
-Writes go through :meth:`Store.transaction` (retried on a write conflict); after a write the caller
-calls :meth:`Store.refresh_snapshot`, and requests that started earlier keep their snapshot.
+``Store.open`` picks PostgreSQL for a ``postgresql://`` (or ``postgres://``) URL and a DuckDB file for
+anything else (``:memory:`` allowed). Reads take a cursor of their own; writes go through
+:meth:`Store.transaction` (retried on a write conflict); after a write the caller calls
+:meth:`Store.refresh_snapshot`, and requests that started earlier keep their snapshot.
 """
 
 from __future__ import annotations
@@ -16,72 +18,89 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from types import TracebackType
 
-import duckdb
-
+from service.db.backend import Backend, BackendName, Cursor, is_postgres_url
+from service.db.duckdb_backend import DuckDbBackend
+from service.db.generation import CatalogState, read_catalog_state
 from service.db.migrations import apply_migrations, current_schema_version
 from service.db.open_errors import open_error
+from service.db.postgres_backend import PostgresBackend
 from service.db.seed import SeedReport, ensure_seeded
 from service.db.snapshot import CatalogSnapshot, read_snapshot
-from service.db.transactions import cursor_of, run_transaction
+from service.db.store_errors import STORE_ERRORS
 
-__all__ = ["Store"]
+__all__ = ["Store", "open_backend"]
 
 _log = logging.getLogger("gpuplan.store")
+
+
+def open_backend(target: str) -> Backend:
+    """The database ``target`` names (``--db`` / ``GPUPLAN_DB``), connected but not yet migrated."""
+    return PostgresBackend.open(target) if is_postgres_url(target) else DuckDbBackend.open(target)
 
 
 class Store:
     """An open gpuplan database: migrated, seeded, with a catalog snapshot. A context manager that
     closes the database on exit."""
 
-    def __init__(self, connection: duckdb.DuckDBPyConnection, path: str, seed_report: SeedReport) -> None:
-        self._connection = connection
-        self.path = path
+    def __init__(self, backend: Backend, seed_report: SeedReport) -> None:
+        self.backend = backend
+        self.path = backend.display
+        """The database in messages: the file, or the PostgreSQL URL without its password."""
         self.seed_report = seed_report
         self._snapshot_lock = threading.Lock()
-        self.import_lock = threading.Lock()
-        """Held while an import takes a version number and stores its version (numbers are unique)."""
         self._generations = itertools.count(1)
         with self.cursor() as cur:
+            self._state = read_catalog_state(cur)
             self._snapshot = read_snapshot(cur, next(self._generations))
 
     @classmethod
-    def open(cls, path: str) -> Store:
-        """Open (creating, migrating and seeding if needed) the database at ``path`` (``:memory:``
-        allowed); a 503 ``StoreUnavailable`` naming the file and the cause when it cannot (held by
-        another process, not a database, truncated, corrupt, no permission: ``open_errors``)."""
+    def open(cls, target: str) -> Store:
+        """Open (creating, migrating and seeding if needed) the database ``target`` names; a 503
+        ``StoreUnavailable`` naming the database and the cause when it cannot (a DuckDB file held by
+        another process, not a database, truncated, corrupt, no permission: ``open_errors``; a
+        PostgreSQL server that does not answer or refuses the login). Processes starting together on
+        one PostgreSQL database migrate and seed one after another."""
         started = time.perf_counter()
+        backend = open_backend(target)
         try:
-            if path != ":memory:":
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
-            connection = duckdb.connect(path, config={"threads": 1})
-        except (duckdb.Error, OSError) as exc:
-            raise open_error(path, exc) from exc
-        try:
-            applied = apply_migrations(connection)
-            report = ensure_seeded(connection)
-            store = cls(connection, path, report)
-        except duckdb.Error as exc:  # a file that opens but cannot be read through (a corrupt block)
-            connection.close()
-            raise open_error(path, exc) from exc
+            with backend.startup_lock():
+                applied = apply_migrations(backend)
+                report = ensure_seeded(backend)
+            store = cls(backend, report)
+        except STORE_ERRORS as exc:  # a file that opens but cannot be read through (a corrupt block)
+            backend.close()
+            raise open_error(backend.display, exc) from exc
         except BaseException:
-            connection.close()
+            backend.close()
             raise
         _log.info(
-            "store %s open in %.0f ms (migrations applied: %s, seed %s)",
-            path,
+            "store %s open in %.0f ms (%s; migrations applied: %s, seed %s)",
+            backend.display,
             (time.perf_counter() - started) * 1000,
+            backend.name,
             applied or "none",
             "loaded" if report.loaded else "already loaded",
         )
         return store
 
-    def cursor(self) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
-        """A cursor of its own for one request or job (reads); always closed."""
-        return cursor_of(self._connection)
+    @property
+    def backend_name(self) -> BackendName:
+        """``duckdb`` or ``postgresql`` (``/health`` reports it)."""
+        return self.backend.name
 
-    def transaction[T](self, work: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
-        """``work(cursor)`` in one transaction, retried on a write conflict (``service.db.transactions``)."""
-        return run_transaction(self._connection, work)
+    @property
+    def file(self) -> Path | None:
+        """The DuckDB file, when the database is one (not ``:memory:``, not PostgreSQL)."""
+        return self.backend.file
+
+    def cursor(self) -> AbstractContextManager[Cursor]:
+        """A cursor of its own for one request or job (reads); always closed."""
+        return self.backend.cursor()
+
+    def transaction[T](self, work: Callable[[Cursor], T], *, lock: str | None = None) -> T:
+        """``work(cursor)`` in one transaction, retried on a write conflict; ``lock`` serializes the
+        transactions that name it, across processes on PostgreSQL (``Backend.transaction``)."""
+        return self.backend.transaction(work, lock=lock)
 
     @property
     def snapshot(self) -> CatalogSnapshot:
@@ -90,14 +109,27 @@ class Store:
     def refresh_snapshot(self) -> None:
         """Read a new snapshot after a write (a new sheet, new profiles) and swap it in."""
         with self.cursor() as cur, self._snapshot_lock:
+            state = read_catalog_state(cur)  # before the snapshot: a write in between reads as a change
             self._snapshot = read_snapshot(cur, next(self._generations))
+            self._state = state
+
+    @property
+    def snapshot_state(self) -> CatalogState:
+        """The catalog state read just before the current snapshot."""
+        return self._state
+
+    def catalog_state(self) -> CatalogState:
+        """The catalog state now, cheaply: when another process's write makes it differ from
+        :attr:`snapshot_state`, the snapshot is stale (a replica polls this to know when to refresh)."""
+        with self.cursor() as cur:
+            return read_catalog_state(cur)
 
     def schema_version(self) -> int:
         with self.cursor() as cur:
             return current_schema_version(cur)
 
     def close(self) -> None:
-        self._connection.close()
+        self.backend.close()
 
     def __enter__(self) -> Store:
         return self

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import os
 import uuid
-from pathlib import Path
 from typing import Any, Literal
 
-import duckdb
 import msgspec
 from apscheduler.schedulers.base import BaseScheduler
 from litestar import Request, Response, get
@@ -18,6 +16,7 @@ from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 
 from service.db.store import Store
+from service.db.store_errors import STORE_ERRORS
 from service.http import ReadableResponse
 from service.ops.writes import WriteFailures
 from service.settings import Settings
@@ -50,7 +49,7 @@ def _readable(store: Store) -> str | None:
     try:
         with store.cursor() as cur:
             cur.execute("SELECT max(version) FROM schema_version").fetchone()
-    except duckdb.Error as exc:
+    except STORE_ERRORS as exc:
         return str(exc)
     return None
 
@@ -61,9 +60,8 @@ def _writable(store: Store, failures: WriteFailures) -> str | None:
     recent = failures.recent()
     if recent:
         return f"a write failed recently: {recent}"
-    if store.path != ":memory:":
-        path = Path(store.path)
-        for target in (path, path.parent):
+    if store.file is not None:
+        for target in (store.file, store.file.parent):
             if target.exists() and not os.access(target, os.W_OK):
                 return f"{target} is not writable by this process"
     try:
@@ -73,7 +71,7 @@ def _writable(store: Store, failures: WriteFailures) -> str | None:
                 cur.execute(f"CREATE TABLE ready_probe_{uuid.uuid4().hex} (i INTEGER)")
             finally:
                 cur.execute("ROLLBACK")
-    except duckdb.Error as exc:
+    except STORE_ERRORS as exc:
         return str(exc)
     return None
 

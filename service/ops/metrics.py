@@ -67,12 +67,11 @@ class CatalogCollector(Collector):
         now = time.time()
         with self.store.cursor() as cur:
             for source, result, count in cur.execute(
-                "SELECT source, result, count(*) FROM refresh_runs GROUP BY ALL ORDER BY ALL"
+                "SELECT source, result, count(*) FROM refresh_runs GROUP BY source, result ORDER BY source, result"
             ).fetchall():
                 runs.add_metric([source, result], count)
             for source, kind, number, effective in cur.execute(
-                "SELECT source, kind, max(version), arg_max(effective_at, version) FROM price_sheets "
-                "GROUP BY ALL ORDER BY ALL"
+                "SELECT source, kind, version, effective_at FROM current_sheets ORDER BY source, kind"
             ).fetchall():
                 version.add_metric([source, kind], number)
                 age.add_metric([source, kind], now - _epoch(effective))

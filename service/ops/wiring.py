@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-import duckdb
 from litestar import Litestar
 from litestar.config.cors import CORSConfig
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Reference
 from litestar.types import ControllerRouterHandler, ExceptionHandlersMap, Middleware
 
 from service.db.store import Store
+from service.db.store_errors import STORE_ERRORS
 from service.ops.caching import ImmutableCacheMiddleware
 from service.ops.health import live_handler, ready_handler
 from service.ops.metrics import MetricsController, catalog_registry, prometheus_config
@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 OPS_ROUTES: Final[tuple[ControllerRouterHandler, ...]] = (live_handler, ready_handler, MetricsController)
-OPS_EXCEPTION_HANDLERS: Final[ExceptionHandlersMap] = {duckdb.Error: store_error_handler}
+OPS_EXCEPTION_HANDLERS: Final[ExceptionHandlersMap] = dict.fromkeys(STORE_ERRORS, store_error_handler)
 WRITING_PATHS: Final = ("/v1/plans", "/v1/price-sheets", "/v1/price-sheets/refresh", "/v1/profiles")
 """The POST operations that write the store, so may answer 503 (``service.ops.writes``)."""
 

@@ -1,8 +1,10 @@
 """A write the store cannot take (the database attached read-only, its folder or file not writable,
 the disk full) is a 503 problem, not a 500, and makes ``/health/ready`` false for a while.
 
-The failure is recognised from DuckDB's error: its I/O and permission errors, a "read-only mode"
-refusal, and the fatal error that invalidates a database after a failed write-ahead-log write.
+The failure is recognised from the backend's error (``service.db.store_errors``): DuckDB's I/O and
+permission errors, its "read-only mode" refusal and the fatal error that invalidates a database after a
+failed write-ahead-log write; PostgreSQL's connection and resource errors, a read-only transaction, a
+refused privilege.
 """
 
 from __future__ import annotations
@@ -12,29 +14,18 @@ import threading
 import time
 from typing import Any, Final
 
-import duckdb
 from litestar import Request, Response
 from litestar.status_codes import HTTP_503_SERVICE_UNAVAILABLE
 
+from service.db.store_errors import is_store_unavailable
 from service.problems import exception_handlers, problem_response
 
-__all__ = ["FAILURE_HOLD_S", "WriteFailures", "is_store_unavailable", "store_error_handler"]
+__all__ = ["FAILURE_HOLD_S", "WriteFailures", "store_error_handler"]
 
 FAILURE_HOLD_S: Final = 60.0
 """How long a failed write keeps ``/health/ready`` false (then the readiness probe decides alone)."""
 
 _log = logging.getLogger("gpuplan.store")
-_UNAVAILABLE_TYPES: Final = (duckdb.IOException, duckdb.PermissionException, duckdb.FatalException)
-_READ_ONLY: Final = "read-only mode"
-
-
-def is_store_unavailable(exc: BaseException) -> bool:
-    """Whether ``exc`` says the database cannot be written (rather than that a query is wrong)."""
-    if isinstance(exc, _UNAVAILABLE_TYPES):
-        return True
-    return isinstance(exc, duckdb.Error) and (
-        _READ_ONLY in str(exc) or "database has been invalidated" in str(exc)
-    )
 
 
 class WriteFailures:
@@ -58,7 +49,7 @@ class WriteFailures:
 
 
 def store_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
-    """DuckDB errors: a 503 when the store cannot be written, else the usual logged 500."""
+    """Store errors: a 503 when the store cannot be written, else the usual logged 500."""
     if not is_store_unavailable(exc):
         return exception_handlers[Exception](request, exc)  # the logged 500 of any other error
     reason = f"{type(exc).__name__}: {exc}"
@@ -68,7 +59,7 @@ def store_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Resp
         request,
         HTTP_503_SERVICE_UNAVAILABLE,
         "Store unavailable",
-        "the database cannot be written right now (read-only, not writable or full); "
+        "the database cannot be written right now (read-only, not writable, full or unreachable); "
         "the operator has been told through the log and /health/ready",
     )
     response.headers["Retry-After"] = "30"

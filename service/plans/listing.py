@@ -10,10 +10,10 @@ import re
 from datetime import datetime
 from typing import Any, Final, Literal
 
-import duckdb
 import msgspec
 
 from service.catalog.gpu_names import resolve_gpu_names, resolve_slice
+from service.db.backend import Cursor
 from service.db.store import Store
 from service.errors import InvalidParameter
 from service.plans.schemas import AnyPlan, PlanOut
@@ -74,7 +74,7 @@ def parse_timestamp(text: str, field: str) -> datetime:
 _COLUMNS: Final = "plan_id, created_at, plan_type, kind, model, gpus, gpu_count, total_usd, hours"
 
 
-def save_summary(cur: duckdb.DuckDBPyConnection, plan: AnyPlan) -> None:
+def save_summary(cur: Cursor, plan: AnyPlan) -> None:
     """Write ``plan``'s summary (in the transaction that stores the plan)."""
     if isinstance(plan, PlanOut):
         gpus = [plan.choice.gpu]
@@ -105,7 +105,7 @@ def list_plans(store: Store, query: PlanListQuery) -> PlanPage:
         where.append("kind = ?")
         params.append(query.kind)
     if query.gpu is not None:
-        where.append("list_has_any(gpus, ?::VARCHAR[])")
+        where.append("gpus && ?::VARCHAR[]")  # the lists overlap (DuckDB and PostgreSQL alike)
         params.append(_gpu_ids(store, query.gpu))
     if query.created_after is not None:
         where.append("created_at > ?")

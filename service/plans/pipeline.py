@@ -11,9 +11,9 @@ from __future__ import annotations
 import time
 from typing import Any, Protocol
 
-import duckdb
 import msgspec
 
+from service.db.backend import Cursor
 from service.db.snapshot import CatalogSnapshot
 from service.db.store import Store
 from service.errors import NotFound
@@ -124,7 +124,7 @@ class PlanService:
     def _save(self, plan: AnyPlan, request: PlanRequest) -> None:
         """The plan and its summary (for ``GET /v1/plans``), in one transaction."""
 
-        def insert(cur: duckdb.DuckDBPyConnection) -> None:
+        def insert(cur: Cursor) -> None:
             cur.execute(
                 "INSERT INTO plans VALUES (?, ?, ?, ?, ?)",
                 [

@@ -10,15 +10,16 @@ stopped process left queued or running is marked ``abandoned`` when the next pro
 from __future__ import annotations
 
 import logging
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Literal
 
-import duckdb
 import msgspec
 
+from service.db.backend import Cursor
+from service.db.sequences import next_id
 from service.db.store import Store
+from service.db.store_errors import STORE_ERRORS
 from service.errors import NotFound
 from service.price_sheets.refresh import RUN_COLUMNS, Refresher, run_of_row
 from service.price_sheets.schemas import RefreshRun
@@ -49,7 +50,6 @@ class RefreshBatches:
     def __init__(self, refresher: Refresher) -> None:
         self.refresher = refresher
         self.store: Store = refresher.store
-        self._ids = threading.Lock()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpuplan-refresh")
         try:
             self.store.transaction(
@@ -59,7 +59,7 @@ class RefreshBatches:
                     [datetime.now(UTC)],
                 )
             )
-        except duckdb.Error as exc:  # best effort: a store that cannot be written still serves reads
+        except STORE_ERRORS as exc:  # best effort: a store that cannot be written still serves reads
             _log.warning("could not mark unfinished refresh runs abandoned: %s", exc)
 
     def submit(self, sources: list[str]) -> RefreshBatch:
@@ -80,17 +80,15 @@ class RefreshBatches:
         self._executor.shutdown(wait=True, cancel_futures=True)
 
     def _create(self, sources: list[str]) -> int:
-        def insert(cur: duckdb.DuckDBPyConnection) -> int:
-            row = cur.execute(
-                "INSERT INTO refresh_batches SELECT coalesce(max(batch_id), 0) + 1, 'queued', ?, ?, NULL, NULL, [] "
-                "FROM refresh_batches RETURNING batch_id",
-                [sources, datetime.now(UTC)],
-            ).fetchone()
-            assert row is not None
-            return int(row[0])
+        def insert(cur: Cursor) -> int:
+            batch_id = next_id(cur, "refresh_batch_id_seq")
+            cur.execute(
+                "INSERT INTO refresh_batches VALUES (?, 'queued', ?::VARCHAR[], ?, NULL, NULL, ?::INTEGER[])",
+                [batch_id, sources, datetime.now(UTC), []],
+            )
+            return batch_id
 
-        with self._ids:  # one process owns the store: this lock makes max + 1 unique
-            return self.store.transaction(insert)
+        return self.store.transaction(insert)
 
     def _set(self, batch_id: int, sql: str, params: list[object]) -> None:
         self.store.transaction(
@@ -105,7 +103,7 @@ class RefreshBatches:
         try:
             for name in sources:
                 run_id, _run = self.refresher.run_recorded(name)
-                self._set(batch_id, "run_ids = list_append(run_ids, ?)", [run_id])
+                self._set(batch_id, "run_ids = array_append(run_ids, ?::INTEGER)", [run_id])
         except Exception:
             _log.exception("refresh run %s failed", batch_id)
             status = "failed"
@@ -121,11 +119,17 @@ class RefreshBatches:
             ).fetchone()
             if row is None:
                 raise NotFound(f"no refresh run {batch_id}")
-            runs = cur.execute(
-                f"SELECT {RUN_COLUMNS} FROM refresh_runs WHERE list_contains(?::INTEGER[], run_id) "
-                "ORDER BY list_position(?::INTEGER[], run_id)",
-                [row[5], row[5]],
-            ).fetchall()
+            run_ids = [int(i) for i in row[5]]
+            marks = ", ".join("?" for _ in run_ids)
+            found = (
+                cur.execute(
+                    f"SELECT run_id, {RUN_COLUMNS} FROM refresh_runs WHERE run_id IN ({marks})", run_ids
+                ).fetchall()
+                if run_ids
+                else []
+            )
+            by_id = {int(r[0]): r[1:] for r in found}
+            runs = [by_id[i] for i in run_ids if i in by_id]
         return RefreshBatch(
             run_id=batch_id,
             status=row[0],

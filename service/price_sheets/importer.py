@@ -6,10 +6,12 @@ warnings for implausible price moves, and this report, stored with it); identica
 version. The current catalog is the latest version of every source, swapped in atomically: readers
 keep the snapshot they started with.
 
-Concurrent imports (uploads racing each other or a refresh) are safe: version numbers are taken and
-stored under one lock per store, so they never collide; and an import stores nothing when another
-version of its source was stored after it started (``ImportSuperseded``, a 409) — a slow upload whose
-client has gone cannot replace newer data with older.
+Concurrent imports (uploads racing each other or a refresh, in one process or in several on one
+PostgreSQL database) are safe: version numbers come from a sequence, so they never collide; and an
+import stores nothing when another version of its source was stored after it started
+(``ImportSuperseded``, a 409) — a slow upload whose client has gone cannot replace newer data with
+older. The check and the store run under the source's transaction lock (:func:`source_lock`), so no
+other import of the source commits in between.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Final
 
-import duckdb
 import msgspec
 
 from pricing.offers import ParsedOffers, RentalOffer, SheetProblem
@@ -28,6 +29,7 @@ from pricing.sheet_formats import (
     SheetContext,
     SheetFormat,
 )
+from service.db.backend import Cursor
 from service.db.sheet_versions import (
     OFFER_COLUMNS,
     SheetContent,
@@ -44,7 +46,7 @@ from service.db.store import Store
 from service.errors import ImportSuperseded, InvalidParameter
 from service.price_sheets.schemas import DiffOffer, PriceChange, SheetDiff, SheetReport
 
-__all__ = ["DEFAULT_MOVE_FACTOR", "DIFF_DETAIL_LIMIT", "check_sheet", "import_sheet"]
+__all__ = ["DEFAULT_MOVE_FACTOR", "DIFF_DETAIL_LIMIT", "check_sheet", "import_sheet", "source_lock"]
 
 DIFF_DETAIL_LIMIT: Final = 200
 """Added and removed offers described in full in a diff (``added``/``removed`` list every id): a first
@@ -62,9 +64,12 @@ _PRICE_FIELDS: Final = (
 )
 
 
-def _previous_offers(
-    cur: duckdb.DuckDBPyConnection, source: str
-) -> tuple[int | None, dict[str, RentalOffer]]:
+def source_lock(source: str) -> str:
+    """The transaction lock of ``source``'s versions: held while one is checked and stored."""
+    return f"price_sheets:{source}"
+
+
+def _previous_offers(cur: Cursor, source: str) -> tuple[int | None, dict[str, RentalOffer]]:
     version = latest_version(cur, source, "rental")
     if version is None:
         return None, {}
@@ -162,7 +167,7 @@ def _parse(
 
 
 def _store(
-    cur: duckdb.DuckDBPyConnection,
+    cur: Cursor,
     report: SheetReport,
     content: SheetContent,
     *,
@@ -233,12 +238,12 @@ def import_sheet(
     if problems:
         return report
     when = fetched_at or datetime.now(UTC)
-    with store.import_lock:  # version numbers are max + 1: taken and stored by one import at a time
-        stored = store.transaction(
-            lambda cur: _store(
-                cur, report, content, origin=origin, when=when, move_factor=move_factor, base=base
-            )
-        )
+    stored = store.transaction(
+        lambda cur: _store(
+            cur, report, content, origin=origin, when=when, move_factor=move_factor, base=base
+        ),
+        lock=source_lock(source),
+    )
     if stored.result == "ok":
         store.refresh_snapshot()
     return stored

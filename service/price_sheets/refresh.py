@@ -47,7 +47,6 @@ class Refresher:
         self.backoff_s = backoff_s
         self.sleep = sleep
         self._locks = {name: threading.Lock() for name in self.sources}
-        self._record_lock = threading.Lock()
 
     def run(self, name: str) -> RefreshRun:
         """Fetch, validate and import one source now (waits for a run of that source in progress)."""
@@ -118,11 +117,10 @@ class Refresher:
         )
 
     def _record(self, run: RefreshRun) -> int:
-        # One process owns the store: the lock keeps two sources' runs from taking the same max + 1.
-        with self._record_lock, self.store.cursor() as cur:
+        with self.store.cursor() as cur:  # the id from its sequence: unique across processes too
             row = cur.execute(
-                "INSERT INTO refresh_runs SELECT coalesce(max(run_id), 0) + 1, ?, ?, ?, ?, ?, ?, ?, ? "
-                "FROM refresh_runs RETURNING run_id",
+                "INSERT INTO refresh_runs VALUES (nextval('refresh_run_id_seq'), ?, ?, ?, ?, ?, ?, ?, ?) "
+                "RETURNING run_id",
                 [
                     run.source,
                     run.started_at,
@@ -161,7 +159,7 @@ class Refresher:
         with self.store.cursor() as cur:
             rows = cur.execute(
                 f"SELECT {RUN_COLUMNS} FROM refresh_runs "
-                "QUALIFY row_number() OVER (PARTITION BY source ORDER BY run_id DESC) = 1"
+                "WHERE run_id IN (SELECT max(run_id) FROM refresh_runs GROUP BY source)"
             ).fetchall()
         return {r[0]: run_of_row(r) for r in rows}
 

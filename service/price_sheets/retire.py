@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-import duckdb
 import msgspec
 
 from pricing.offers import RentalOffer
+from service.db.backend import Cursor
 from service.db.seed import SEED_SOURCE
 from service.db.sheet_versions import (
     OFFER_COLUMNS,
@@ -24,11 +24,12 @@ from service.db.sheet_versions import (
     rental_sheet,
 )
 from service.db.store import Store
+from service.price_sheets.importer import source_lock
 
 __all__ = ["retire_seed_provider"]
 
 
-def _retire(cur: duckdb.DuckDBPyConnection, provider: str, by: str) -> int | None:
+def _retire(cur: Cursor, provider: str, by: str) -> int | None:
     version = latest_version(cur, SEED_SOURCE, "rental")
     if version is None:
         return None
@@ -58,8 +59,7 @@ def _retire(cur: duckdb.DuckDBPyConnection, provider: str, by: str) -> int | Non
 def retire_seed_provider(store: Store, provider: str, *, by: str) -> int | None:
     """Drop ``provider``'s shipped offers from the current catalog (source ``by`` replaces them); the new
     ``seed`` version, or ``None`` when there were none left to drop."""
-    with store.import_lock:
-        version = store.transaction(lambda cur: _retire(cur, provider, by))
+    version = store.transaction(lambda cur: _retire(cur, provider, by), lock=source_lock(SEED_SOURCE))
     if version is not None:
         store.refresh_snapshot()
     return version

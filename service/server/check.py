@@ -13,14 +13,15 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
-import duckdb
 import httpx
 import msgspec
 
+from service.db.backend import Cursor, display_target, is_postgres_url
 from service.db.snapshot import CatalogSnapshot
 from service.db.store import Store
+from service.db.store_errors import STORE_ERRORS
 from service.errors import FetchError, ServiceError, StoreHeld
 from service.price_sheets.importer import check_sheet
 from service.price_sheets.sources import SourceConfig, fetch, load_sources
@@ -35,7 +36,10 @@ class Check(msgspec.Struct, frozen=True, kw_only=True):
     detail: str
 
 
-def _probe_write(cur: duckdb.DuckDBPyConnection) -> None:
+_FAILURES: Final[tuple[type[Exception], ...]] = (*STORE_ERRORS, OSError)
+
+
+def _probe_write(cur: Cursor) -> None:
     cur.execute("CREATE TABLE gpuplan_check_probe (x INTEGER)")
     cur.execute("INSERT INTO gpuplan_check_probe VALUES (1)")
     cur.execute("DROP TABLE gpuplan_check_probe")
@@ -71,9 +75,9 @@ def _check_through_server(name: str, held: StoreHeld, url: str) -> Check:
 
 
 def _check_database(db_path: str, url: str) -> tuple[Check, CatalogSnapshot | None]:
-    name = f"database {db_path}"
+    name = f"database {display_target(db_path)}"
     path = Path(db_path)
-    if db_path != ":memory:" and not path.exists():
+    if db_path != ":memory:" and not is_postgres_url(db_path) and not path.exists():
         folder = _writable_folder(path)
         if folder is None:
             return Check(name=name, ok=False, detail="does not exist, and its folder cannot be written"), None
@@ -81,15 +85,14 @@ def _check_database(db_path: str, url: str) -> tuple[Check, CatalogSnapshot | No
     try:
         with Store.open(db_path) as store:
             store.transaction(_probe_write)
-            with store.cursor() as cur:
-                cur.execute("CHECKPOINT")
+            store.backend.checkpoint()
             detail = f"opens (schema version {store.schema_version()}) and takes a write"
             return Check(name=name, ok=True, detail=detail), store.snapshot
     except StoreHeld as held:
         return _check_through_server(name, held, url), None
     except ServiceError as exc:
         return Check(name=name, ok=False, detail=exc.detail), None
-    except (duckdb.Error, OSError) as exc:
+    except _FAILURES as exc:
         return Check(name=name, ok=False, detail=f"{type(exc).__name__}: {exc}"), None
 
 

@@ -44,9 +44,10 @@ def median_ms(samples: list[float]) -> float:
 
 
 @contextmanager
-def running_server(db: Path, **env: str) -> Iterator[tuple[str, int]]:
-    """The real service (``gpuplan serve``: uvicorn, one worker, a seeded DuckDB file ``db``) on a free
-    loopback port, with ``env`` added to its environment and no plan rate limit; its URL and pid."""
+def running_server(db: Path | str, **env: str) -> Iterator[tuple[str, int]]:
+    """The real service (``gpuplan serve``: uvicorn, one worker, a seeded DuckDB file or a PostgreSQL
+    URL ``db``) on a free loopback port, with ``env`` added to its environment and no plan rate limit;
+    its URL and pid."""
     quiet = {"GPUPLAN_LOG_LEVEL": "WARNING", "GPUPLAN_PLAN_RATE": "0", **env}
     with serve_process(db, env=quiet) as (url, process):
         yield url, process.pid

@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 import msgspec
@@ -25,6 +26,7 @@ from service.plans.pipeline import PlanService
 from solver.plan_spec import PlanRequest
 from tests.perf.conftest import median_ms, percentile_ms, running_server, timed
 from tests.perf.workloads import PLAN_BODIES, SERVING_BODIES
+from tests.pg_cluster import PgCluster
 
 REQUESTS = [msgspec.convert(body, PlanRequest) for body in PLAN_BODIES]
 
@@ -36,32 +38,68 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield base
 
 
-def test_plan_latency_and_throughput_over_http(server: str) -> None:
+def _first_plans(client: httpx.Client, bodies: list[dict[str, Any]]) -> tuple[list[httpx.Response], float]:
+    """One plan of each body (cold caches), all 201, and their mean time in ms."""
+    started = time.perf_counter()
+    cold = [client.post("/v1/plans", json=body) for body in bodies]
+    cold_ms = (time.perf_counter() - started) * 1000 / len(bodies)
+    assert all(r.status_code == 201 for r in cold), [r.text[:200] for r in cold if r.status_code != 201]
+    return cold, cold_ms
+
+
+def _health_and_plans(server: str) -> tuple[list[float], list[float], float]:
+    """GET /health and POST /v1/plans timings (warm), and plans per second at concurrency 8."""
     with httpx.Client(base_url=server, timeout=60) as client:
-        started = time.perf_counter()
-        cold = [client.post("/v1/plans", json=body) for body in PLAN_BODIES]
-        cold_ms = (time.perf_counter() - started) * 1000 / len(PLAN_BODIES)
-        assert all(r.status_code == 201 for r in cold), [r.text[:200] for r in cold if r.status_code != 201]
+        assert all(client.post("/v1/plans", json=body).status_code == 201 for body in PLAN_BODIES)
         for _ in range(20):
             client.get("/health")
         health = timed(lambda: client.get("/health"), 300)
         bodies = iter(PLAN_BODIES * 1000)
         plans = timed(lambda: client.post("/v1/plans", json=next(bodies)), 120)
+    return health, plans, asyncio.run(_load(server, 400, 8))
 
-    async def load(total: int, concurrency: int) -> float:
-        queue = iter(PLAN_BODIES * (total // len(PLAN_BODIES) + 1))
-        async with httpx.AsyncClient(base_url=server, timeout=120) as client:
 
-            async def worker(n: int) -> None:
-                for _ in range(n):
-                    response = await client.post("/v1/plans", json=next(queue))
-                    assert response.status_code == 201
+async def _load(server: str, total: int, concurrency: int) -> float:
+    queue = iter(PLAN_BODIES * (total // len(PLAN_BODIES) + 1))
+    async with httpx.AsyncClient(base_url=server, timeout=120) as client:
 
-            started = time.perf_counter()
-            await asyncio.gather(*(worker(total // concurrency) for _ in range(concurrency)))
-            return (total // concurrency * concurrency) / (time.perf_counter() - started)
+        async def worker(n: int) -> None:
+            for _ in range(n):
+                response = await client.post("/v1/plans", json=next(queue))
+                assert response.status_code == 201
 
-    rate = asyncio.run(load(400, 8))
+        started = time.perf_counter()
+        await asyncio.gather(*(worker(total // concurrency) for _ in range(concurrency)))
+        return (total // concurrency * concurrency) / (time.perf_counter() - started)
+
+
+def test_plan_latency_on_duckdb_next_to_postgresql(tmp_path: Path, pg_cluster: PgCluster) -> None:
+    """The same figures on both backends in one run: a plan reads the in-memory snapshot on either,
+    and only storing it goes to the database (a local PostgreSQL server here, over loopback TCP)."""
+    results = {}
+    for name, db in (("duckdb", str(tmp_path / "bench.duckdb")), ("postgresql", pg_cluster.fresh_url())):
+        with running_server(db) as (base, _pid):
+            results[name] = _health_and_plans(base)
+    print(f"\n{len(PLAN_BODIES)} workloads, shipped catalog, uvicorn with 1 worker on loopback")
+    print(
+        f"{'backend':<11} {'health p50':>10} {'plan p50':>9} {'plan p95':>9} {'plan/health':>11} {'plans/s':>8}"
+    )
+    for name, (health, plans, rate) in results.items():
+        print(
+            f"{name:<11} {median_ms(health):8.2f}ms {median_ms(plans):7.2f}ms "
+            f"{percentile_ms(plans, 0.95):7.2f}ms {median_ms(plans) / median_ms(health):10.1f}x {rate:8.0f}"
+        )
+    duck, pg = results["duckdb"], results["postgresql"]
+    print(
+        f"postgresql / duckdb: plan p50 {median_ms(pg[1]) / median_ms(duck[1]):.2f}x, "
+        f"plans/s {pg[2] / duck[2]:.2f}x"
+    )
+
+
+def test_plan_latency_and_throughput_over_http(server: str) -> None:
+    with httpx.Client(base_url=server, timeout=60) as client:
+        _cold, cold_ms = _first_plans(client, PLAN_BODIES)
+    health, plans, rate = _health_and_plans(server)
     health_p50, plan_p50 = median_ms(health), median_ms(plans)
     print(f"\n{len(PLAN_BODIES)} workloads, shipped catalog, uvicorn with 1 worker on loopback")
     print(f"first plan of each workload (cold caches): {cold_ms:.1f} ms on average")
@@ -73,10 +111,7 @@ def test_plan_latency_and_throughput_over_http(server: str) -> None:
 
 def test_serving_plans_with_derived_capacities_over_http(server: str) -> None:
     with httpx.Client(base_url=server, timeout=60) as client:
-        started = time.perf_counter()
-        cold = [client.post("/v1/plans", json=body) for body in SERVING_BODIES]
-        cold_ms = (time.perf_counter() - started) * 1000 / len(SERVING_BODIES)
-        assert all(r.status_code == 201 for r in cold), [r.text[:200] for r in cold if r.status_code != 201]
+        cold, cold_ms = _first_plans(client, SERVING_BODIES)
         assert all(
             share["capacity_provenance"] == "derived"
             for r in cold

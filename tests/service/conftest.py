@@ -39,10 +39,11 @@ def body_file(tmp_path: Path) -> Callable[[object], str]:
 
 
 @pytest.fixture
-def admin() -> Iterator[TestClient[Any]]:
-    """A client of a fresh in-memory store with the admin token set (``tests.service.admin.AUTH``), so
-    uploads change nothing other tests see and versions start from the seed alone."""
-    store = Store.open(":memory:")
-    with TestClient(create_app(Settings(db_path=":memory:", admin_token=TOKEN), store=store)) as client:
+def admin(db_target: str) -> Iterator[TestClient[Any]]:
+    """A client of a fresh store (of the test's backend) with the admin token set
+    (``tests.service.admin.AUTH``), so uploads change nothing other tests see and versions start from
+    the seed alone."""
+    store = Store.open(db_target)
+    with TestClient(create_app(Settings(db_path=db_target, admin_token=TOKEN), store=store)) as client:
         yield client
     store.close()

@@ -1,4 +1,4 @@
-"""``gpuplan db init|stats``."""
+"""``gpuplan db init|stats``, on a DuckDB file and on a PostgreSQL database."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from service.cli import main
+from service.db.migrations import MIGRATIONS
+from tests.pg_cluster import PgCluster
 
 
 def test_db_init_is_idempotent(cli_db: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -30,3 +32,15 @@ def test_db_path_directory_is_created(tmp_path: Path) -> None:
     path = tmp_path / "nested" / "dir" / "x.duckdb"
     assert main(["db", "init", "--db", str(path)]) == 0
     assert path.exists()
+
+
+def test_db_init_and_stats_on_postgresql(pg_cluster: PgCluster, capsys: pytest.CaptureFixture[str]) -> None:
+    url = pg_cluster.empty_url()
+    assert main(["db", "init", "--db", url]) == 0
+    first = capsys.readouterr().out
+    assert "seeded now" in first and f"schema version {len(MIGRATIONS)}" in first
+    assert main(["db", "init", "--db", url]) == 0
+    assert "already seeded" in capsys.readouterr().out
+    assert main(["db", "stats", "--db", url, "--json"]) == 0
+    rows = {t["table"]: t["rows"] for t in json.loads(capsys.readouterr().out)["tables"]}
+    assert rows["gpus"] == 56 and rows["current_offers"] == 930

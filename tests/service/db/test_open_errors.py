@@ -1,7 +1,12 @@
-"""Opening a database file that cannot be used says which file and why (issue 13, B7), in one line."""
+"""Opening a database that cannot be used says which one and why (issue 13, B7), in one line.
+
+The file cases are DuckDB's alone (PostgreSQL has no file to hold, truncate or corrupt); a PostgreSQL
+server that refuses the login or has no such database is the last test.
+"""
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import duckdb
@@ -9,6 +14,13 @@ import pytest
 
 from service.db.store import Store
 from service.errors import StoreUnavailable
+from tests.pg_cluster import PgCluster
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def _database(tmp_path: Path) -> bytes:
@@ -52,3 +64,18 @@ def test_a_directory_or_a_file_in_the_folder_path_is_named(tmp_path: Path) -> No
     assert "is a directory" in _refused(tmp_path / "dir.duckdb")
     (tmp_path / "plain").write_text("x")
     assert "not a folder" in _refused(tmp_path / "plain" / "sub" / "x.duckdb")
+
+
+def test_a_postgresql_database_that_cannot_be_reached_is_named_without_its_password(
+    pg_cluster: PgCluster,
+) -> None:
+    missing = pg_cluster.url("no_such_database").replace("postgres@", "postgres:s3cret@")
+    with pytest.raises(StoreUnavailable) as caught:
+        Store.open(missing)
+    detail = caught.value.detail
+    assert "no_such_database" in detail and "does not exist" in detail and "must exist" in detail
+    assert "s3cret" not in detail and "postgres:***@" in detail
+    closed = f"postgresql://postgres@127.0.0.1:{_free_port()}/gpuplan"
+    with pytest.raises(StoreUnavailable) as caught:
+        Store.open(closed)
+    assert "Connection refused" in caught.value.detail or "connect" in caught.value.detail

@@ -25,8 +25,10 @@ def shipped_rows(name: str) -> int:
     return len(list(csv.DictReader(io.StringIO(seed_file_text(name)))))
 
 
-def test_first_start_loads_every_shipped_file(store: Store) -> None:
-    loaded = counts(store)
+def test_first_start_loads_every_shipped_file(empty_target: str) -> None:
+    with Store.open(empty_target) as store:
+        loaded = counts(store)
+        report = store.seed_report
     assert loaded["gpus"] == shipped_rows("gpu_specs.csv")
     assert loaded["gpu_aliases"] == shipped_rows("gpu_aliases.csv")
     assert loaded["offers"] == shipped_rows("cloud_gpu_prices.csv")
@@ -38,10 +40,11 @@ def test_first_start_loads_every_shipped_file(store: Store) -> None:
             "throughput_training_llm.csv",
         )
     )
-    assert store.seed_report.loaded
+    assert report.loaded
 
 
 def test_restart_duplicates_nothing(tmp_path: Path) -> None:
+    """A DuckDB file closed and opened again (PostgreSQL: ``test_migrations_and_seed_apply_once``)."""
     path = str(tmp_path / "gpuplan.duckdb")
     first = Store.open(path)
     before = counts(first)
@@ -72,6 +75,7 @@ def test_unusable_rows_are_recorded_with_reasons(store: Store) -> None:
 
 
 def test_second_process_gets_a_clear_error(tmp_path: Path) -> None:
+    """DuckDB only: one process holds a file (processes share a PostgreSQL database by design)."""
     import subprocess
     import sys
 

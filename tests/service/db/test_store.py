@@ -1,12 +1,17 @@
-"""Store writes: one transaction helper (commit, roll back, retry on a conflict) and per-snapshot derivations."""
+"""Store writes on both backends: one transaction helper (commit, roll back, retry on a conflict) and
+per-snapshot derivations."""
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 
 import duckdb
+import psycopg.errors
 import pytest
 
+from service.db.backend import Cursor
 from service.db.snapshot import CatalogSnapshot, Derived
 from service.db.store import Store
 
@@ -16,16 +21,22 @@ def _rows(store: Store) -> list[tuple[int]]:
         return [(int(r[0]),) for r in cur.execute("SELECT n FROM scratch ORDER BY n").fetchall()]
 
 
+_CONFLICTS = {
+    "duckdb": duckdb.TransactionException("Conflict on update!"),
+    "postgresql": psycopg.errors.SerializationFailure("could not serialize access due to concurrent update"),
+}
+
+
 @pytest.fixture
-def scratch() -> Iterator[Store]:
-    with Store.open(":memory:") as store:
+def scratch(db_target: str) -> Iterator[Store]:
+    with Store.open(db_target) as store:
         with store.cursor() as cur:
             cur.execute("CREATE TABLE scratch (n INTEGER)")
         yield store
 
 
 def test_a_transaction_commits_its_work_and_returns_its_result(scratch: Store) -> None:
-    def work(cur: duckdb.DuckDBPyConnection) -> str:
+    def work(cur: Cursor) -> str:
         cur.execute("INSERT INTO scratch VALUES (1), (2)")
         return "done"
 
@@ -34,7 +45,7 @@ def test_a_transaction_commits_its_work_and_returns_its_result(scratch: Store) -
 
 
 def test_a_failing_transaction_leaves_nothing(scratch: Store) -> None:
-    def work(cur: duckdb.DuckDBPyConnection) -> None:
+    def work(cur: Cursor) -> None:
         cur.execute("INSERT INTO scratch VALUES (1)")
         raise ValueError("half way")
 
@@ -43,33 +54,33 @@ def test_a_failing_transaction_leaves_nothing(scratch: Store) -> None:
     assert _rows(scratch) == []
 
 
-def test_a_conflicting_transaction_is_run_again(scratch: Store) -> None:
+def test_a_conflicting_transaction_is_run_again(scratch: Store, backend: str) -> None:
     calls: list[int] = []
 
-    def work(cur: duckdb.DuckDBPyConnection) -> None:
+    def work(cur: Cursor) -> None:
         calls.append(1)
         cur.execute("INSERT INTO scratch VALUES (?)", [len(calls)])
         if len(calls) < 3:
-            raise duckdb.TransactionException("Conflict on update!")
+            raise _CONFLICTS[backend]
 
     scratch.transaction(work)
     assert len(calls) == 3
     assert _rows(scratch) == [(3,)]  # the two conflicting attempts were rolled back
 
 
-def test_a_conflict_that_never_clears_is_raised(scratch: Store) -> None:
+def test_a_conflict_that_never_clears_is_raised(scratch: Store, backend: str) -> None:
     calls: list[int] = []
 
-    def work(cur: duckdb.DuckDBPyConnection) -> None:
+    def work(cur: Cursor) -> None:
         calls.append(1)
-        raise duckdb.TransactionException("Conflict on update!")
+        raise _CONFLICTS[backend]
 
-    with pytest.raises(duckdb.TransactionException):
+    with pytest.raises(type(_CONFLICTS[backend])):
         scratch.transaction(work)
     assert len(calls) == 6
 
 
-def test_derived_structures_are_built_once_per_snapshot(store: Store) -> None:
+def test_derived_structures_are_built_once_per_snapshot(store: Store, db_target: str) -> None:
     builds: list[int] = []
 
     def build(snapshot: CatalogSnapshot) -> int:
@@ -80,7 +91,7 @@ def test_derived_structures_are_built_once_per_snapshot(store: Store) -> None:
     snapshot = store.snapshot
     assert snapshot.derive(key) == snapshot.derive(key) == len(snapshot.gpus)
     assert builds == [snapshot.generation]
-    fresh = Store.open(":memory:")
+    fresh = Store.open(db_target)
     try:
         fresh.refresh_snapshot()
         assert fresh.snapshot.generation == 2
@@ -88,3 +99,38 @@ def test_derived_structures_are_built_once_per_snapshot(store: Store) -> None:
         assert len(builds) == 2
     finally:
         fresh.close()
+
+
+def test_a_transaction_lock_makes_the_next_holder_wait_and_see_the_first_ones_write(
+    db_target: str, backend: str
+) -> None:
+    """Two processes on one PostgreSQL database (two stores, two pools), or two threads of the one
+    process that owns a DuckDB file: the second transaction naming the lock waits for the first to
+    commit, then reads its row (what keeps two imports of a source from both passing the 409 check)."""
+    first = Store.open(db_target)
+    second = Store.open(db_target) if backend == "postgresql" else first
+    try:
+        first.transaction(lambda cur: cur.execute("CREATE TABLE locked (n INTEGER)"))
+        inside = threading.Event()
+
+        def slow(cur: Cursor) -> None:
+            cur.execute("INSERT INTO locked VALUES (1)")
+            inside.set()
+            time.sleep(0.5)
+
+        holder = threading.Thread(target=lambda: first.transaction(slow, lock="price_sheets:acme"))
+        holder.start()
+        assert inside.wait(10)
+        started = time.monotonic()
+        seen = second.transaction(
+            lambda cur: cur.execute("SELECT count(*) FROM locked").fetchone(), lock="price_sheets:acme"
+        )
+        waited = time.monotonic() - started
+        holder.join()
+        unlocked = second.transaction(lambda cur: cur.execute("SELECT count(*) FROM locked").fetchone())
+    finally:
+        if second is not first:
+            second.close()
+        first.close()
+    assert seen == (1,) and waited > 0.25
+    assert unlocked == (1,)

@@ -8,22 +8,34 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import psycopg
+import psycopg.errors
+import psycopg_pool
 import pytest
 from litestar.testing import TestClient
 
 from service.app import create_app
+from service.db.duckdb_backend import DuckDbBackend
 from service.db.seed import SeedReport
 from service.db.store import Store
+from service.db.store_errors import is_store_unavailable, is_write_conflict
 from service.ops.health import readiness
 from service.ops.wiring import WRITING_PATHS
-from service.ops.writes import FAILURE_HOLD_S, WriteFailures, is_store_unavailable
+from service.ops.writes import FAILURE_HOLD_S, WriteFailures
 from service.settings import Settings
+from tests.pg_cluster import PgCluster
 from tests.service.admin import AUTH, TOKEN
 from tests.service.ops.test_metrics import PLAN
 
 
 def _checks(body: dict[str, Any]) -> dict[str, bool]:
     return {c["name"]: c["ok"] for c in body["checks"]}
+
+
+def test_health_names_the_backend(client: TestClient[Any], backend: str) -> None:
+    db = client.get("/health").json()["db"]
+    assert db["ok"] and db["backend"] == backend
+    assert db["path"] == ":memory:" if backend == "duckdb" else db["path"].startswith("postgresql://")
 
 
 def test_live_and_ready_answer_200_on_a_healthy_store(client: TestClient[Any]) -> None:
@@ -42,13 +54,28 @@ def test_the_operations_that_write_document_their_503(client: TestClient[Any]) -
     assert "503" not in paths["/v1/memory"]["post"]["responses"]  # computes, never writes
 
 
-@pytest.fixture
-def read_only(tmp_path: Path) -> Iterator[TestClient[Any]]:
-    """An app on a database file attached read-only: every write the store is asked for fails."""
+def _read_only_store(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Store:
+    """A DuckDB file attached read-only, or a PostgreSQL database whose sessions are read-only."""
+    if backend == "postgresql":
+        cluster: PgCluster = request.getfixturevalue("pg_cluster")
+        url = cluster.fresh_url()
+        with psycopg.connect(url, autocommit=True) as connection:
+            connection.execute(
+                f"ALTER DATABASE {url.rsplit('/', 1)[1]} SET default_transaction_read_only = on"
+            )
+        return Store.open(url)
     path = str(tmp_path / "ro.duckdb")
     Store.open(path).close()
-    store = Store(duckdb.connect(path, read_only=True), path, SeedReport(loaded=False, fingerprint=""))
-    with TestClient(create_app(Settings(db_path=path, admin_token=TOKEN), store=store)) as client:
+    return Store(
+        DuckDbBackend(duckdb.connect(path, read_only=True), path), SeedReport(loaded=False, fingerprint="")
+    )
+
+
+@pytest.fixture
+def read_only(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[TestClient[Any]]:
+    """An app on a database that refuses every write the store is asked for."""
+    store = _read_only_store(backend, tmp_path, request)
+    with TestClient(create_app(Settings(db_path=store.path, admin_token=TOKEN), store=store)) as client:
         yield client
     store.close()
 
@@ -104,3 +131,17 @@ def test_only_errors_of_an_unwritable_store_are_503s() -> None:
     assert not is_store_unavailable(duckdb.CatalogException("Table with name nope does not exist"))
     assert not is_store_unavailable(duckdb.ConstraintException("Duplicate key"))
     assert not is_store_unavailable(ValueError("not a database error"))
+
+
+def test_postgresql_errors_map_as_duckdb_errors_do() -> None:
+    assert is_store_unavailable(psycopg.OperationalError("connection to server failed: Connection refused"))
+    assert is_store_unavailable(psycopg_pool.PoolTimeout("couldn't get a connection after 10.00 sec"))
+    assert is_store_unavailable(psycopg.errors.ReadOnlySqlTransaction("cannot execute INSERT"))
+    assert is_store_unavailable(psycopg.errors.DiskFull("could not extend file"))
+    assert not is_store_unavailable(psycopg.errors.UndefinedTable("relation nope does not exist"))
+    assert not is_store_unavailable(psycopg.errors.UniqueViolation("duplicate key"))
+    # a serialization failure is an OperationalError too, but it is retried, not a 503
+    assert is_write_conflict(psycopg.errors.SerializationFailure("could not serialize access"))
+    assert is_write_conflict(psycopg.errors.DeadlockDetected("deadlock detected"))
+    assert not is_store_unavailable(psycopg.errors.SerializationFailure("could not serialize access"))
+    assert is_write_conflict(duckdb.TransactionException("Conflict on update!"))

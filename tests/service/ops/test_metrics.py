@@ -37,11 +37,11 @@ def _value(samples: dict[tuple[str, frozenset[tuple[str, str]]], float], name: s
 
 
 @pytest.fixture
-def refreshed(tmp_path: Path) -> Iterator[TestClient[Any]]:
+def refreshed(db_target: str, tmp_path: Path) -> Iterator[TestClient[Any]]:
     """An app on a store whose source "acme" was refreshed twice (a new version, then unchanged)."""
     sheet = tmp_path / "acme.csv"
     sheet.write_text(SHEET)
-    store = Store.open(":memory:")
+    store = Store.open(db_target)
     refresher = Refresher(store, [SourceConfig(name="acme", url=str(sheet), format="rental_csv")])
     assert [refresher.run("acme").result for _ in range(2)] == ["ok", "unchanged"]
     with TestClient(create_app(Settings(db_path=":memory:"), store=store)) as client:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import anyio
@@ -22,8 +22,8 @@ from tests.perf.workloads import PLAN_BODIES
 
 
 @pytest.fixture(scope="module")
-def store() -> Iterator[Store]:
-    opened = Store.open(":memory:")
+def store(fresh_db: Callable[[], str]) -> Iterator[Store]:
+    opened = Store.open(fresh_db())
     yield opened
     opened.close()
 

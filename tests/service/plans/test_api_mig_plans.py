@@ -4,7 +4,7 @@ training; the choice says which slices on how many GPUs, and what a slice costs.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -129,9 +129,9 @@ sliceco,s.h100.whole,H100 SXM,1,eu-1,2.50,
 
 
 @pytest.fixture(scope="module")
-def sliced() -> Iterator[Client]:
+def sliced(fresh_db: Callable[[], str]) -> Iterator[Client]:
     """A store of its own with a sheet that rents H100 slices."""
-    store = Store.open(":memory:")
+    store = Store.open(fresh_db())
     with TestClient(create_app(Settings(db_path=":memory:", admin_token=TOKEN), store=store)) as client:
         response = client.post(
             "/v1/price-sheets",

@@ -3,7 +3,7 @@ plans stored before migration 7 are the ones written with a new plan."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -11,7 +11,7 @@ import pytest
 from litestar.testing import TestClient
 
 from service.app import create_app
-from service.db.migrations import MIGRATIONS
+from service.db.migrations import MIGRATIONS, Variants
 from service.db.store import Store
 from service.settings import Settings
 from tests.perf.workloads import PLAN_BODIES, SERVING_BODIES
@@ -20,9 +20,9 @@ Client = TestClient[Any]
 
 
 @pytest.fixture(scope="module")
-def planned() -> Iterator[tuple[Client, Store, list[dict[str, Any]]]]:
+def planned(fresh_db: Callable[[], str]) -> Iterator[tuple[Client, Store, list[dict[str, Any]]]]:
     """A store of its own with three job plans and one serving plan, in that order."""
-    store = Store.open(":memory:")
+    store = Store.open(fresh_db())
     with TestClient(create_app(Settings(db_path=":memory:"), store=store)) as client:
         plans = []
         for body in [*PLAN_BODIES[:3], SERVING_BODIES[0]]:
@@ -95,7 +95,13 @@ def test_migration_7_summarises_stored_plans_as_new_plans_are(
     )
     version, _description, statements = MIGRATIONS[6]
     assert version == 7
-    backfill = next(s for s in statements if "INSERT INTO plan_summaries" in s)
+    backfill = next(  # the backfill in this backend's SQL
+        statement
+        for step in statements
+        if isinstance(step, Variants)
+        for statement in getattr(step, store.backend_name)
+        if "INSERT INTO plan_summaries" in statement
+    )
 
     def redo(cur: Any) -> list[Any]:
         cur.execute("DELETE FROM plan_summaries")

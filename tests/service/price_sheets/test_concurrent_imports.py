@@ -54,11 +54,12 @@ def test_forty_concurrent_uploads_to_two_sources_get_unique_versions_or_a_clean_
 
 
 def test_an_import_never_replaces_a_version_stored_after_it_started(
+    db_target: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The slow import reads its base version, then (while it validates) a newer version is stored: it
     stores nothing and says so, and the newer version stays current."""
-    store = Store.open(":memory:")
+    store = Store.open(db_target)
     first = import_sheet(store, source="acme", fmt="rental_csv", body=sheet("acme", 1.0), origin="t")
     parse = importer._parse
     newer: list[int | None] = []
@@ -78,11 +79,11 @@ def test_an_import_never_replaces_a_version_stored_after_it_started(
 
 
 def test_a_refresh_superseded_by_an_upload_tries_again(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    db_target: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """An upload to the source lands while the refresh validates: that attempt stores nothing, the next
     one imports the source's sheet on top of the upload."""
-    store = Store.open(":memory:")
+    store = Store.open(db_target)
     sheet_file = tmp_path / "acme.csv"
     sheet_file.write_bytes(sheet("acme", 2.0))
     parse = importer._parse

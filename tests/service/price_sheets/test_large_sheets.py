@@ -11,10 +11,10 @@ from tests.service.price_sheets.large_sheet import large_rental_sheet
 ROWS = 60_000
 
 
-def test_a_large_sheet_imports_every_row_in_bounded_time() -> None:
+def test_a_large_sheet_imports_every_row_in_bounded_time(db_target: str) -> None:
     body = large_rental_sheet(ROWS)
     assert len(body) > 2_500_000
-    store = Store.open(":memory:")
+    store = Store.open(db_target)
     started = time.perf_counter()
     report = import_sheet(store, source="big", fmt="rental_csv", body=body, origin="t")
     elapsed = time.perf_counter() - started

@@ -52,8 +52,8 @@ def test_sources_file_is_validated(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def store() -> Iterator[Store]:
-    opened = Store.open(":memory:")
+def store(db_target: str) -> Iterator[Store]:
+    opened = Store.open(db_target)
     yield opened
     opened.close()
 
@@ -127,11 +127,11 @@ def test_http_source_with_status_and_size_limits(store: Store, http_base: str) -
     assert small.result == "failed" and "max_bytes" in (small.error or "")
 
 
-def test_scheduler_runs_at_boot_and_api_reports_and_runs_now(tmp_path: Path) -> None:
+def test_scheduler_runs_at_boot_and_api_reports_and_runs_now(db_target: str, tmp_path: Path) -> None:
     sheet = tmp_path / "acme.csv"
     sheet.write_text(SHEET)
     sources = write_sources(tmp_path, f'[[source]]\nname = "acme"\nurl = "{sheet}"\nformat = "rental_csv"\n')
-    store = Store.open(":memory:")
+    store = Store.open(db_target)
     settings = Settings(db_path=":memory:", admin_token=TOKEN, sources_file=sources)
     try:
         with TestClient(create_app(settings, store=store)) as client:

@@ -41,9 +41,9 @@ def _poll(client: TestClient[Any], location: str) -> dict[str, Any]:
     raise AssertionError(f"the run did not finish: {run}")
 
 
-def test_a_refresh_is_accepted_then_polled_until_done(tmp_path: Path) -> None:
+def test_a_refresh_is_accepted_then_polled_until_done(db_target: str, tmp_path: Path) -> None:
     settings = Settings(db_path=":memory:", admin_token=TOKEN, sources_file=_sources(tmp_path))
-    with Store.open(":memory:") as store, TestClient(create_app(settings, store=store)) as client:
+    with Store.open(db_target) as store, TestClient(create_app(settings, store=store)) as client:
         accepted = client.post("/v1/price-sheets/refresh", headers=AUTH)
         assert accepted.status_code == 202, accepted.text
         body = accepted.json()
@@ -68,8 +68,8 @@ def test_a_refresh_is_accepted_then_polled_until_done(tmp_path: Path) -> None:
         )
 
 
-def test_a_run_waits_queued_behind_the_one_running(tmp_path: Path) -> None:
-    with Store.open(":memory:") as store:
+def test_a_run_waits_queued_behind_the_one_running(db_target: str, tmp_path: Path) -> None:
+    with Store.open(db_target) as store:
         refresher = Refresher(store, load_sources(_sources(tmp_path)), sleep=lambda _: None)
         batches = RefreshBatches(refresher)
         lock = refresher._locks["acme"]  # held as a scheduled run of acme would hold it
@@ -93,8 +93,8 @@ def test_a_run_waits_queued_behind_the_one_running(tmp_path: Path) -> None:
         batches.close()
 
 
-def test_runs_a_stopped_process_left_are_marked_abandoned(tmp_path: Path) -> None:
-    with Store.open(":memory:") as store:
+def test_runs_a_stopped_process_left_are_marked_abandoned(db_target: str, tmp_path: Path) -> None:
+    with Store.open(db_target) as store:
         refresher = Refresher(store, load_sources(_sources(tmp_path)), sleep=lambda _: None)
         lock = refresher._locks["acme"]
         lock.acquire()

@@ -28,7 +28,9 @@ def _lambda_offers(store: Store) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("retire", [False, True])
-def test_a_live_source_retires_the_shipped_offers_of_its_provider(tmp_path: Path, retire: bool) -> None:
+def test_a_live_source_retires_the_shipped_offers_of_its_provider(
+    db_target: str, tmp_path: Path, retire: bool
+) -> None:
     sheet = tmp_path / "vms.csv"
     sheet.write_text(LAMBDA_VMS)
     source = SourceConfig(
@@ -38,7 +40,7 @@ def test_a_live_source_retires_the_shipped_offers_of_its_provider(tmp_path: Path
         provider="lambda",
         retire_seed_provider=retire,
     )
-    with Store.open(":memory:") as store:
+    with Store.open(db_target) as store:
         shipped = sum(_lambda_offers(store).values())
         assert shipped > 1
         refresher = Refresher(store, [source], sleep=lambda _: None)
@@ -67,8 +69,8 @@ def test_retiring_needs_a_provider(tmp_path: Path) -> None:
 HEADER = "provider,instance_type,gpu,gpus_per_instance,region,price_per_hour_usd\n"
 
 
-def test_a_diff_names_instance_type_gpu_and_old_and_new_price() -> None:
-    with Store.open(":memory:") as store:
+def test_a_diff_names_instance_type_gpu_and_old_and_new_price(db_target: str) -> None:
+    with Store.open(db_target) as store:
         first = HEADER + "acme,a.h100,H100 SXM,1,eu-1,2.6\nacme,a.l4,L4,1,eu-1,0.5\n"
         import_sheet(store, source="acme", fmt="rental_csv", body=first.encode(), origin="t")
         second = HEADER + "acme,a.h100,H100 SXM,1,eu-1,2.4\nacme,a.l40s,L40S,2,eu-1,1.8\n"
@@ -90,9 +92,9 @@ def test_a_diff_names_instance_type_gpu_and_old_and_new_price() -> None:
     assert [o.offer_id for o in diff.added_offers] == diff.added
 
 
-def test_a_diff_describes_at_most_the_first_offers_in_full() -> None:
+def test_a_diff_describes_at_most_the_first_offers_in_full(db_target: str) -> None:
     rows = "".join(f"acme,t{i:04d},L4,1,eu-1,0.5\n" for i in range(DIFF_DETAIL_LIMIT + 50))
-    with Store.open(":memory:") as store:
+    with Store.open(db_target) as store:
         report = import_sheet(
             store, source="acme", fmt="rental_csv", body=(HEADER + rows).encode(), origin="t"
         )

@@ -28,8 +28,8 @@ def sheet(price: float) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def test_concurrent_imports_never_show_half_a_sheet() -> None:
-    store = Store.open(":memory:")
+def test_concurrent_imports_never_show_half_a_sheet(db_target: str) -> None:
+    store = Store.open(db_target)
     service = PlanService(store)
     request = msgspec.convert(
         {
