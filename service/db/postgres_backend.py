@@ -98,6 +98,7 @@ class PostgresBackend:
             max_size=POOL_MAX_SIZE,
             kwargs={"autocommit": True, "connect_timeout": _CONNECT_TIMEOUT_S},
             configure=_configure,
+            check=ConnectionPool.check_connection,  # a connection the server dropped is replaced, not handed out
             timeout=_POOL_WAIT_S,
             name="gpuplan",
             open=False,

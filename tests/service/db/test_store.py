@@ -14,6 +14,7 @@ import pytest
 from service.db.backend import Cursor
 from service.db.snapshot import CatalogSnapshot, Derived
 from service.db.store import Store
+from tests.pg_cluster import PgCluster
 
 
 def _rows(store: Store) -> list[tuple[int]]:
@@ -134,3 +135,22 @@ def test_a_transaction_lock_makes_the_next_holder_wait_and_see_the_first_ones_wr
         first.close()
     assert seen == (1,) and waited > 0.25
     assert unlocked == (1,)
+
+
+def test_connections_the_server_dropped_are_replaced_not_handed_out(pg_cluster: PgCluster) -> None:
+    """After a PostgreSQL restart or an idle-connection kill every pooled connection is dead; each one
+    is checked when taken, so the next requests are answered (not one 503 per dead connection).
+    PostgreSQL only: a DuckDB file has no server to drop connections."""
+    db_target = pg_cluster.fresh_url()
+    with Store.open(db_target) as store:
+        with store.cursor() as cur:  # the pool holds connections now
+            assert cur.execute("SELECT 1").fetchone() == (1,)
+        with psycopg.connect(db_target, autocommit=True) as admin:
+            killed = admin.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            ).fetchone()
+        assert killed is not None and killed[0] >= 1
+        for _ in range(3):
+            with store.cursor() as cur:
+                assert cur.execute("SELECT 1").fetchone() == (1,)
