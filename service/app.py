@@ -29,11 +29,12 @@ from service.db.store import Store
 from service.estimates.routes import ROUTES as ESTIMATE_ROUTES
 from service.estimates.schemas import MemoryRequest, ThroughputRequest
 from service.health import health_handler, package_version
-from service.http import check_request, require_admin
+from service.http import ReadableResponse, check_request, require_admin
 from service.openapi import (
     document_admin_security,
     document_body_enum,
     document_known_values,
+    document_raw_bodies,
     keep_component_names,
     restore_body_zero_bounds,
 )
@@ -68,18 +69,27 @@ _DESCRIPTION: Final = (
 
 
 _PUBLISHED_NAMES: Final = {"plans_schemas_OfferRef": "plan_schemas_OfferRef"}
+_UPLOAD_BODIES: Final = {
+    "/v1/price-sheets": "The sheet, in the format the format query names (CSV text or a JSON document)",
+    "/v1/profiles": "Serving profiles, in the format the format query names (CSV text or a JSON document)",
+}
 """Component names Litestar now derives from the module path, and the names clients already know."""
 
 
 class _Scheduling:
-    """The refresh scheduler of one app: made and started by the lifespan, one per run of it."""
+    """The refresh scheduler of one app: made and started by the lifespan, one per run of it; none at
+    all when ``enabled`` is false (``GPUPLAN_SCHEDULER=off``: replicas of one database leave refreshes
+    to a single ``gpuplan prices refresh`` job)."""
 
-    def __init__(self, refresher: Refresher, sources: list[SourceConfig]) -> None:
+    def __init__(self, refresher: Refresher, sources: list[SourceConfig], *, enabled: bool) -> None:
         self.refresher = refresher
         self.sources = sources
+        self.enabled = enabled
         self.scheduler: AsyncIOScheduler | None = None
 
     def start(self) -> None:
+        if not self.enabled:
+            return
         # Misfire grace in minutes, not APScheduler's 1 s default (which drops a run whenever the event
         # loop was busy for a second), and never two runs of one source at once.
         scheduler = AsyncIOScheduler(
@@ -134,6 +144,7 @@ def _document(app: Litestar, store: Store) -> None:
     # Two classes are named OfferRef; the published names predate the feature packages.
     keep_component_names(app, _PUBLISHED_NAMES)
     document_admin_security(app, require_admin)
+    document_raw_bodies(app, _UPLOAD_BODIES)
 
 
 def _openapi_config() -> OpenAPIConfig:
@@ -155,7 +166,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     opened = Store.open(config.db_path) if store is None else store
     sources = load_sources(config.sources_file) if config.sources_file else []
     refresher = Refresher(opened, sources, move_factor=config.price_move_factor)
-    scheduling = _Scheduling(refresher, sources)
+    scheduling = _Scheduling(refresher, sources, enabled=config.run_scheduler)
     plans = PlanService(
         opened, time_limit_s=config.plan_time_limit_s, price_max_age_hours=config.price_max_age_hours
     )
@@ -190,6 +201,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
             {"settings": config, **ops_state(opened)}
         ),  # for the admin guard, which runs before dependencies
         before_request=check_request,
+        response_class=ReadableResponse,
         exception_handlers={**exception_handlers, **OPS_EXCEPTION_HANDLERS},
         middleware=[
             *ops_middleware(),

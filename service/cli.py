@@ -35,6 +35,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     os.environ["GPUPLAN_DB"] = args.db
+    os.environ["GPUPLAN_SCHEDULER"] = (
+        args.scheduler
+    )  # the app factory reads its settings from the environment
     settings = Settings.from_env()
     if settings.sources_file:  # a bad sources file stops the start here, with its reason
         try:
@@ -75,6 +78,13 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=settings.port, help="port (GPUPLAN_PORT)")
     serve.add_argument("--db", default=argparse.SUPPRESS, help="DuckDB file (GPUPLAN_DB)")
     serve.add_argument("--log-level", default=settings.log_level, help="GPUPLAN_LOG_LEVEL")
+    serve.add_argument(
+        "--scheduler",
+        choices=("on", "off"),
+        default="on" if settings.run_scheduler else "off",
+        help="refresh GPUPLAN_SOURCES on their schedule in this process (GPUPLAN_SCHEDULER; off: a "
+        "`gpuplan prices refresh` job does)",
+    )
     serve.set_defaults(func=_cmd_serve)
 
     for register in (

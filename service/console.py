@@ -11,6 +11,7 @@ import msgspec
 from tabulate import tabulate
 
 from service.errors import InvalidParameter
+from service.http import readable_json
 
 __all__ = ["DASH_VALUED_OPTIONS", "glue_dash_values", "print_json", "print_table", "read_json_body"]
 
@@ -52,8 +53,8 @@ def glue_dash_values(argv: Sequence[str]) -> list[str]:
 
 
 def print_json(value: object) -> None:
-    """One line of JSON (what ``--json`` prints)."""
-    print(msgspec.json.encode(value).decode())
+    """One line of JSON (what ``--json`` prints), its numbers as the API gives them (``readable_json``)."""
+    print(readable_json(value).decode())
 
 
 def read_json_body[T](path: str, body_type: type[T], what: str) -> T:

@@ -9,6 +9,7 @@ ServiceError
  ├── RequestTimeout       408: the request body did not arrive in time
  ├── FetchError           502: a configured price-sheet source cannot be fetched (the refresh records it)
  ├── StoreUnavailable     503: the database cannot be opened or used right now
+ │    └── StoreHeld       503: another process (a running server) holds the database file
  └── Overloaded           503: at capacity (the plan queue is full); ``Retry-After`` says when to retry
 """
 
@@ -25,6 +26,7 @@ __all__ = [
     "Overloaded",
     "RequestTimeout",
     "ServiceError",
+    "StoreHeld",
     "StoreUnavailable",
     "Unauthorized",
 ]
@@ -98,6 +100,11 @@ class StoreUnavailable(ServiceError):
 
     status_code = 503
     title = "Store unavailable"
+
+
+class StoreHeld(StoreUnavailable):
+    """Another process holds the DuckDB file (one read-write process per file): usually a running
+    ``gpuplan serve``, which can be asked instead (``gpuplan plan --url``, ``gpuplan check``)."""
 
 
 class Overloaded(ServiceError):

@@ -14,6 +14,7 @@ from litestar.openapi.datastructures import ResponseSpec
 from service.db.backend import BackendName
 from service.db.store import Store
 from service.db.store_errors import STORE_ERRORS
+from service.http import ReadableResponse
 from service.problems import problem_responses
 
 __all__ = ["DbHealth", "Health", "SchedulerHealth", "health_handler", "package_version"]
@@ -105,4 +106,4 @@ def health_handler(
             jobs=[job.id for job in scheduler.get_jobs()] if scheduler is not None else [],
         ),
     )
-    return Response(body, status_code=200 if db.ok else 503)
+    return ReadableResponse(body, status_code=200 if db.ok else 503)

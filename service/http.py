@@ -1,5 +1,6 @@
 """HTTP conventions every feature's routes share: strict query strings, strictly typed JSON bodies,
-complete ``Allow`` answers, the admin guard for writes and the upload size limit.
+complete ``Allow`` answers, the admin guard for writes, the upload size limit, and JSON whose numbers
+a person can read (``readable_json``).
 
 Writes need ``Authorization: Bearer <GPUPLAN_ADMIN_TOKEN>``: without a configured token every write is
 refused (403, saying how to enable writes); a missing or wrong token is a 401. Tokens are compared in
@@ -19,6 +20,8 @@ from litestar.exceptions import ValidationException
 from litestar.handlers import HTTPRouteHandler
 from litestar.handlers.base import BaseRouteHandler
 from litestar.params import QueryParameter
+from litestar.serialization import default_serializer
+from litestar.types import Serializer
 
 from pricing.json_depth import MAX_JSON_DEPTH, json_depth_exceeds
 from service.errors import Forbidden, InvalidParameter, Unauthorized
@@ -26,11 +29,14 @@ from service.settings import Settings
 
 __all__ = [
     "MAX_UPLOAD_BYTES",
+    "READABLE_DIGITS",
     "Limit",
     "Offset",
+    "ReadableResponse",
     "allow_header_handler",
     "check_request",
     "decode_body_strictly",
+    "readable_json",
     "reject_deep_json",
     "reject_unknown_query_params",
     "require_admin",
@@ -43,6 +49,40 @@ Limit = Annotated[int, QueryParameter(ge=1, le=1000)]
 """The page size of every list (``limit``)."""
 Offset = Annotated[int, QueryParameter(ge=0, le=1_000_000)]
 """Where a page starts (``offset``)."""
+
+READABLE_DIGITS: Final = 12
+"""Significant digits of every number in JSON answers. Binary floating point leaves noise in the 16th
+and 17th digit (``0.1 + 0.2`` is ``0.30000000000000004``, a sum of prices ``189846.71999999997``);
+12 digits drop it and keep every digit that means something."""
+_LONG_NUMBER: Final = re.compile(rb"\d[\d.]{13,}")
+"""A run of 14 or more digits: the only place a float can carry more than 12 significant digits."""
+_JSON_MEDIA_TYPE: Final = re.compile(r"application/(.+\+)?json")
+
+
+def _readable_float(text: str) -> float:
+    return float(f"{float(text):.{READABLE_DIGITS}g}")
+
+
+_READABLE_DECODER: Final = msgspec.json.Decoder(float_hook=_readable_float)
+
+
+def readable_json(value: object, enc_hook: Serializer = default_serializer) -> bytes:
+    """``value`` as JSON with every float at ``READABLE_DIGITS`` significant digits (strings, ints and
+    key order untouched). JSON without a run of 14 digits is returned as encoded: no second pass."""
+    encoded = msgspec.json.encode(value, enc_hook=enc_hook)
+    if _LONG_NUMBER.search(encoded) is None:
+        return encoded
+    return msgspec.json.encode(_READABLE_DECODER.decode(encoded))
+
+
+class ReadableResponse[T](Response[T]):
+    """The app's response class: JSON bodies (``application/json``, ``application/problem+json``) are
+    encoded by ``readable_json``; anything else as Litestar does."""
+
+    def render(self, content: Any, media_type: str, enc_hook: Serializer = default_serializer) -> bytes:
+        if isinstance(content, (bytes, str)) or not _JSON_MEDIA_TYPE.match(media_type):
+            return super().render(content, media_type, enc_hook)
+        return readable_json(content, enc_hook)
 
 
 def _declared_query_names(request: Request[Any, Any, Any]) -> set[str]:

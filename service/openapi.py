@@ -17,7 +17,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import msgspec
 from litestar import Litestar
-from litestar.openapi.spec import Parameter, Reference, Schema, SecurityScheme
+from litestar.openapi.spec import (
+    OpenAPIMediaType,
+    OpenAPIType,
+    Parameter,
+    Reference,
+    RequestBody,
+    Schema,
+    SecurityScheme,
+)
 
 from service.catalog.gpu_names import gpu_spellings
 from service.db.snapshot import CatalogSnapshot
@@ -27,6 +35,7 @@ __all__ = [
     "document_admin_security",
     "document_body_enum",
     "document_known_values",
+    "document_raw_bodies",
     "enum_member_names",
     "keep_component_names",
     "restore_body_zero_bounds",
@@ -237,3 +246,21 @@ def document_admin_security(app: Litestar, guard: Callable[..., object]) -> None
                 operation = getattr(item, method.lower(), None)
                 if operation is not None:
                     operation.security = [{ADMIN_SCHEME: []}]
+
+
+def document_raw_bodies(app: Litestar, uploads: Mapping[str, str]) -> None:
+    """Declare the request body of each POST in ``uploads`` (path → description). They read the raw
+    bytes (a CSV or JSON sheet, chosen by the ``format`` query), which Litestar leaves undocumented;
+    without the body a generated client cannot send one."""
+    paths = app.openapi_schema.paths or {}
+    for path, description in uploads.items():
+        operation = paths[path].post if path in paths else None
+        if operation is not None:
+            operation.request_body = RequestBody(
+                description=description,
+                required=True,
+                content={
+                    "text/csv": OpenAPIMediaType(schema=Schema(type=OpenAPIType.STRING)),
+                    "application/json": OpenAPIMediaType(schema=Schema()),
+                },
+            )

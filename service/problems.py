@@ -19,6 +19,7 @@ from litestar.status_codes import (
 from litestar.types import ExceptionHandlersMap
 
 from service.errors import ServiceError
+from service.http import ReadableResponse
 from service.ops.logs import REQUEST_ID
 from solver.errors import InvalidWorkload, NoFeasiblePlan, SolverError, UnknownModel
 
@@ -101,7 +102,7 @@ def problem_response(
     }
     body.update(extra)
     body["request_id"] = REQUEST_ID.get()  # the X-Request-ID header of the response, for support
-    return Response(content=body, status_code=status, media_type=PROBLEM_JSON)
+    return ReadableResponse(content=body, status_code=status, media_type=PROBLEM_JSON)
 
 
 def _service_error(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:

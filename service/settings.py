@@ -47,6 +47,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     request_timeout_s: float = 20.0
     """Seconds a request's head may take to arrive (then the connection is closed), and then its body
     (then a 408)."""
+    run_scheduler: bool = True
+    """Refresh the configured sources on a schedule in this process. Off (``GPUPLAN_SCHEDULER=off``)
+    when replicas share one database and a CronJob runs ``gpuplan prices refresh`` instead."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -117,8 +120,9 @@ _ORIGIN = re.compile(r"https?://[^/\s,]+")
 
 
 def _ops_settings(source: Mapping[str, str]) -> dict[str, Any]:
-    """``GPUPLAN_CORS_ORIGINS`` (comma-separated origins, or ``*``; none: no CORS headers) and
-    ``GPUPLAN_LOG_FORMAT`` (``json`` lines, or ``text`` for people)."""
+    """``GPUPLAN_CORS_ORIGINS`` (comma-separated origins, or ``*``; none: no CORS headers),
+    ``GPUPLAN_LOG_FORMAT`` (``json`` lines, or ``text`` for people) and ``GPUPLAN_SCHEDULER`` (``on``:
+    this process refreshes the sources on their schedule; ``off``: something else does)."""
     origins = tuple(
         o.strip().rstrip("/") for o in source.get("GPUPLAN_CORS_ORIGINS", "").split(",") if o.strip()
     )
@@ -131,7 +135,11 @@ def _ops_settings(source: Mapping[str, str]) -> dict[str, Any]:
     log_format = source.get("GPUPLAN_LOG_FORMAT", "json").lower()
     if log_format not in ("json", "text"):
         raise ValueError(f"GPUPLAN_LOG_FORMAT must be json or text, got {log_format!r}")
-    return {"cors_origins": origins, "log_format": log_format}
+    scheduler_text = source.get("GPUPLAN_SCHEDULER", "on")
+    scheduler = scheduler_text.strip().lower()
+    if scheduler not in ("on", "off"):
+        raise ValueError(f"GPUPLAN_SCHEDULER must be on or off, got {scheduler_text!r}")
+    return {"cors_origins": origins, "log_format": log_format, "run_scheduler": scheduler == "on"}
 
 
 _RATE_UNITS = ("second", "minute", "hour", "day")

@@ -27,6 +27,7 @@ from matplotlib.figure import Figure  # noqa: E402  (after the backend is chosen
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 from service.buy_vs_rent.schemas import BuyVsRentResponse, MonthRow  # noqa: E402
+from service.http import READABLE_DIGITS  # noqa: E402
 
 __all__ = [
     "ASSUMPTIONS_HEADER",
@@ -68,10 +69,13 @@ def chart_lock() -> threading.Lock:
 
 
 def safe_cell(value: object) -> object:
-    """A CSV cell a spreadsheet will not evaluate: text that looks like a formula gets a leading quote."""
+    """A CSV cell a spreadsheet will not evaluate: text that looks like a formula gets a leading quote.
+    A float keeps ``READABLE_DIGITS`` significant digits, as in the JSON answers."""
     if isinstance(value, bool) or value is None:
         return "" if value is None else str(value)
-    if isinstance(value, int | float):
+    if isinstance(value, float):
+        return float(f"{value:.{READABLE_DIGITS}g}")
+    if isinstance(value, int):
         return value
     text = str(value)
     return "'" + text if text.startswith(_FORMULA_START) else text

@@ -17,7 +17,7 @@ from service.buy_vs_rent.formats import cumulative_cost_svg, monthly_csv
 from service.buy_vs_rent.schemas import BuyVsRentRequest, BuyVsRentResponse
 from service.db.store import Store
 from service.errors import InvalidParameter
-from service.http import decode_body_strictly, reject_deep_json, reject_unknown_query_params
+from service.http import ReadableResponse, decode_body_strictly, reject_deep_json, reject_unknown_query_params
 from service.problems import problem_responses
 
 __all__ = ["ROUTES"]
@@ -97,7 +97,7 @@ def buy_vs_rent_handler(
     chosen = _negotiate(request, format)
     if chosen == "csv":
         filename = f"buy-vs-rent-{answer.gpu_id}.csv"
-        csv_response = Response(
+        csv_response = ReadableResponse(
             content=monthly_csv(answer).encode(),
             media_type=CSV_MEDIA_TYPE,
             headers={"Content-Disposition": f'attachment; filename="{filename}"'},
@@ -106,9 +106,9 @@ def buy_vs_rent_handler(
         # added to the schema by _FormatsOperation.
         return cast("Response[BuyVsRentResponse]", csv_response)
     if chosen == "svg":
-        svg_response = Response(content=cumulative_cost_svg(answer), media_type=SVG_MEDIA_TYPE)
+        svg_response = ReadableResponse(content=cumulative_cost_svg(answer), media_type=SVG_MEDIA_TYPE)
         return cast("Response[BuyVsRentResponse]", svg_response)
-    return Response(content=answer)
+    return ReadableResponse(content=answer)
 
 
 ROUTES: Final[tuple[HTTPRouteHandler, ...]] = (buy_vs_rent_handler,)

@@ -31,7 +31,14 @@ from service.catalog.schemas import (
 )
 from service.catalog.serving_profiles import import_serving_profiles
 from service.db.store import Store
-from service.http import MAX_UPLOAD_BYTES, Limit, Offset, allow_header_handler, require_admin
+from service.http import (
+    MAX_UPLOAD_BYTES,
+    Limit,
+    Offset,
+    ReadableResponse,
+    allow_header_handler,
+    require_admin,
+)
 from service.price_sheets.rejection import ProfileRejection, SheetRejected, rejection_spec
 from service.price_sheets.sources import validate_source_name
 from service.problems import problem_responses
@@ -220,7 +227,7 @@ async def upload_serving_profiles_handler(
     )
     if report.result != "ok":
         raise SheetRejected(report)
-    return Response(report, status_code=201)
+    return ReadableResponse(report, status_code=201)
 
 
 @get(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from service.errors import StoreUnavailable
+from service.errors import StoreHeld, StoreUnavailable
 
 __all__ = ["open_error"]
 
@@ -55,15 +55,19 @@ _CAUSES: Final = (
 )
 
 
+_HELD: Final = 0
+"""The index in ``_CAUSES`` of a lock held by another process."""
+
+
 def open_error(path: str, exc: BaseException) -> StoreUnavailable:
-    """The 503 to raise when opening ``path`` failed with ``exc`` (a DuckDB or OS error)."""
+    """The 503 to raise when opening ``path`` failed with ``exc`` (a DuckDB or OS error); a held lock
+    is a ``StoreHeld``."""
     text = str(exc)
-    for pattern, cause in _CAUSES:
+    for index, (pattern, cause) in enumerate(_CAUSES):
         found = pattern.search(text)
         if found:
             pid = found.group(1) if found.groups() and found.group(1) else None
             reason = cause.format(pid=f" ({pid})" if pid else "")
-            break
-    else:
-        reason = f"{type(exc).__name__}: {text}"
-    return StoreUnavailable(f"cannot open the database {path!r}: {reason}.")
+            error = StoreHeld if index == _HELD else StoreUnavailable
+            return error(f"cannot open the database {path!r}: {reason}.")
+    return StoreUnavailable(f"cannot open the database {path!r}: {type(exc).__name__}: {text}.")

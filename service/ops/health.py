@@ -1,7 +1,7 @@
 """``GET /health/live`` (the process answers) and ``GET /health/ready`` (it can do its work: the
 database reads and takes writes, the catalog snapshot is loaded, the refresh scheduler runs when
-sources are configured). Orchestrators restart on the first and route traffic on the second;
-``GET /health`` (``service.health``) stays the detailed report."""
+sources are configured and ``GPUPLAN_SCHEDULER`` is on). Orchestrators restart on the first and route
+traffic on the second; ``GET /health`` (``service.health``) stays the detailed report."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from litestar.openapi.datastructures import ResponseSpec
 
 from service.db.store import Store
 from service.db.store_errors import STORE_ERRORS
+from service.http import ReadableResponse
 from service.ops.writes import WriteFailures
 from service.settings import Settings
 
@@ -80,7 +81,7 @@ def readiness(
 ) -> Ready:
     """Every readiness check, in order; ready when all pass."""
     snapshot = store.snapshot
-    scheduler_needed = bool(settings.sources_file)
+    scheduler_needed = bool(settings.sources_file) and settings.run_scheduler
     results: list[tuple[Any, str | None]] = [
         ("db_readable", _readable(store)),
         ("db_writable", _writable(store, failures)),
@@ -115,4 +116,4 @@ def ready_handler(
 ) -> Response[Ready]:
     """200 when the service can do its work, 503 (naming the failed checks) when it cannot."""
     body = readiness(store, request.app.state.write_failures, scheduler, settings)
-    return Response(body, status_code=200 if body.status == "ready" else 503)
+    return ReadableResponse(body, status_code=200 if body.status == "ready" else 503)

@@ -61,10 +61,18 @@ def ops_state(store: Store) -> dict[str, Any]:
 
 def finish_app(app: Litestar) -> Litestar:
     """Wrap the whole ASGI handler (routing errors included), as Litestar wraps its CORS middleware;
-    document the 503 of the operations that write."""
+    document the 503 of the operations that write and the 408 of those that take a body."""
     app.asgi_handler = RequestIdMiddleware(app.asgi_handler)
     _document_store_unavailable(app)
+    _document_request_timeout(app)
     return app
+
+
+def _problem_response(description: str) -> OpenAPIResponse:
+    return OpenAPIResponse(
+        description=description,
+        content={PROBLEM_JSON: OpenAPIMediaType(schema=Reference(ref="#/components/schemas/Problem"))},
+    )
 
 
 def _document_store_unavailable(app: Litestar) -> None:
@@ -74,10 +82,22 @@ def _document_store_unavailable(app: Litestar) -> None:
         if operation is not None and operation.responses is not None:
             operation.responses.setdefault(
                 "503",
-                OpenAPIResponse(
-                    description="The database cannot be written right now (read-only, not writable, full)",
-                    content={
-                        PROBLEM_JSON: OpenAPIMediaType(schema=Reference(ref="#/components/schemas/Problem"))
-                    },
-                ),
+                _problem_response("The database cannot be written right now (read-only, not writable, full)"),
             )
+
+
+def _document_request_timeout(app: Litestar) -> None:
+    """Every operation with a request body may answer 408 (``service.server.limits.body_deadline``)."""
+    for item in (app.openapi_schema.paths or {}).values():
+        for operation in (item.post, item.put, item.patch):
+            if (
+                operation is not None
+                and operation.request_body is not None
+                and operation.responses is not None
+            ):
+                operation.responses.setdefault(
+                    "408",
+                    _problem_response(
+                        "The request body did not arrive in full within GPUPLAN_REQUEST_TIMEOUT_S"
+                    ),
+                )

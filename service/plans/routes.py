@@ -12,7 +12,7 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.params import JSONBody, PathParameter, QueryParameter
 
 from service.db.store import Store
-from service.http import Limit, Offset, allow_header_handler
+from service.http import Limit, Offset, ReadableResponse, allow_header_handler
 from service.plans.admission import PLAN_CONCURRENCY, PlanQueue
 from service.plans.listing import PlanListQuery, PlanPage, list_plans, parse_timestamp
 from service.plans.pipeline import PlanService
@@ -39,7 +39,7 @@ async def create_plan_handler(
     says, per GPU type, why. 429 beyond the client's rate (GPUPLAN_PLAN_RATE) and 503 when the plan
     queue is full (GPUPLAN_PLAN_QUEUE), both with Retry-After."""
     plan = await plan_queue.run(functools.partial(plans.create, data))
-    return Response(plan, status_code=201, headers={"Location": f"/v1/plans/{plan.plan_id}"})
+    return ReadableResponse(plan, status_code=201, headers={"Location": f"/v1/plans/{plan.plan_id}"})
 
 
 @get(

@@ -14,7 +14,14 @@ from litestar.params import PathParameter, QueryParameter, RawBody
 
 from pricing.sheet_formats import SheetFormat
 from service.db.store import Store
-from service.http import MAX_UPLOAD_BYTES, Limit, Offset, allow_header_handler, require_admin
+from service.http import (
+    MAX_UPLOAD_BYTES,
+    Limit,
+    Offset,
+    ReadableResponse,
+    allow_header_handler,
+    require_admin,
+)
 from service.price_sheets.batches import RefreshBatch, RefreshBatches
 from service.price_sheets.history import get_version, list_versions, offer_history
 from service.price_sheets.importer import import_sheet
@@ -125,7 +132,7 @@ async def upload_sheet_handler(
     )
     if report.result == "rejected":
         raise SheetRejected(report)
-    return Response(report, status_code=_STATUS_OF_RESULT[report.result])
+    return ReadableResponse(report, status_code=_STATUS_OF_RESULT[report.result])
 
 
 @get(
@@ -172,7 +179,7 @@ async def refresh_now_handler(
         batch = await anyio.to_thread.run_sync(refresh_batches.run_now, names)
     else:
         batch = await anyio.to_thread.run_sync(refresh_batches.submit, names)
-    return Response(
+    return ReadableResponse(
         batch,
         status_code=200 if wait else 202,
         headers={"Location": f"/v1/price-sheets/refresh/runs/{batch.run_id}"},

@@ -2,7 +2,8 @@
 exit status 1 when any check fails (like ``sky check``).
 
 Checks: the database opens and takes a write (or, when it does not exist yet, its folder can be
-written); the admin token is set (without it uploads and refresh-now are refused); every configured
+written; or, when a running server holds the file, that server's ``/health/ready`` says it is
+readable and writable: ``--url``, by default ``GPUPLAN_HOST``:``GPUPLAN_PORT``); the admin token is set (without it uploads and refresh-now are refused); every configured
 source (``GPUPLAN_SOURCES``) can be fetched and its sheet parses cleanly — fetched and validated only,
 never imported.
 """
@@ -14,18 +15,19 @@ import os
 from pathlib import Path
 from typing import Any, Final
 
+import httpx
 import msgspec
 
 from service.db.backend import Cursor, display_target, is_postgres_url
 from service.db.snapshot import CatalogSnapshot
 from service.db.store import Store
 from service.db.store_errors import STORE_ERRORS
-from service.errors import FetchError, ServiceError
+from service.errors import FetchError, ServiceError, StoreHeld
 from service.price_sheets.importer import check_sheet
 from service.price_sheets.sources import SourceConfig, fetch, load_sources
 from service.settings import Settings
 
-__all__ = ["Check", "register", "run_checks"]
+__all__ = ["Check", "register", "run_checks", "server_url"]
 
 
 class Check(msgspec.Struct, frozen=True, kw_only=True):
@@ -51,7 +53,28 @@ def _writable_folder(path: Path) -> Path | None:
     return folder if os.access(folder, os.W_OK | os.X_OK) else None
 
 
-def _check_database(db_path: str) -> tuple[Check, CatalogSnapshot | None]:
+def server_url(settings: Settings) -> str:
+    """Where this installation's own server listens (``0.0.0.0`` and ``::`` are reached on loopback)."""
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(settings.host, settings.host)
+    return f"http://[{host}]:{settings.port}" if ":" in host else f"http://{host}:{settings.port}"
+
+
+def _check_through_server(name: str, held: StoreHeld, url: str) -> Check:
+    """The database a server holds, as that server's readiness reports it."""
+    endpoint = url.rstrip("/") + "/health/ready"
+    try:
+        answer = httpx.get(endpoint, timeout=10.0)
+        report = answer.json()
+        checks = {c["name"]: bool(c["ok"]) for c in report["checks"]}
+    except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
+        detail = f"{held.detail} No gpuplan server answers {endpoint} ({exc}); pass --url to name it."
+        return Check(name=name, ok=False, detail=detail)
+    ok = answer.status_code == 200 and checks.get("db_readable", False) and checks.get("db_writable", False)
+    states = ", ".join(f"{check} {'ok' if good else 'FAIL'}" for check, good in checks.items())
+    return Check(name=name, ok=ok, detail=f"held by the server at {url}, which reports: {states}")
+
+
+def _check_database(db_path: str, url: str) -> tuple[Check, CatalogSnapshot | None]:
     name = f"database {display_target(db_path)}"
     path = Path(db_path)
     if db_path != ":memory:" and not is_postgres_url(db_path) and not path.exists():
@@ -65,6 +88,8 @@ def _check_database(db_path: str) -> tuple[Check, CatalogSnapshot | None]:
             store.backend.checkpoint()
             detail = f"opens (schema version {store.schema_version()}) and takes a write"
             return Check(name=name, ok=True, detail=detail), store.snapshot
+    except StoreHeld as held:
+        return _check_through_server(name, held, url), None
     except ServiceError as exc:
         return Check(name=name, ok=False, detail=exc.detail), None
     except _FAILURES as exc:
@@ -108,15 +133,16 @@ def _check_sources(settings: Settings, snapshot: CatalogSnapshot | None) -> list
     return [_check_source(s, snapshot) for s in sources]
 
 
-def run_checks(settings: Settings) -> list[Check]:
-    """Every check, in the order ``gpuplan check`` prints them."""
-    database, snapshot = _check_database(settings.db_path)
+def run_checks(settings: Settings, url: str | None = None) -> list[Check]:
+    """Every check, in the order ``gpuplan check`` prints them; ``url``: the server to ask when one holds
+    the database (default: this installation's own, ``server_url``)."""
+    database, snapshot = _check_database(settings.db_path, url or server_url(settings))
     return [database, _check_token(settings), *_check_sources(settings, snapshot)]
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
     settings = msgspec.structs.replace(Settings.from_env(), db_path=args.db)
-    checks = run_checks(settings)
+    checks = run_checks(settings, args.url)
     width = max(len(c.name) for c in checks)
     for check in checks:
         print(f"{'ok' if check.ok else 'FAIL':4}  {check.name:{width}}  {check.detail}")
@@ -131,4 +157,8 @@ def register(sub: Any) -> None:
     """Add ``gpuplan check`` to the CLI's subparsers."""
     check = sub.add_parser("check", help="check the database, admin token and price sources before serving")
     check.add_argument("--db", default=argparse.SUPPRESS)
+    check.add_argument(
+        "--url",
+        help="the gpuplan server to ask when it holds the database (default http://GPUPLAN_HOST:GPUPLAN_PORT)",
+    )
     check.set_defaults(func=_cmd_check)

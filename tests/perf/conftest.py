@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import statistics
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
 import pytest
+
+from tests.service.live_server import serve_process
 
 logging.getLogger("httpx").setLevel(logging.WARNING)
 
@@ -46,42 +43,10 @@ def median_ms(samples: list[float]) -> float:
     return statistics.median(samples) * 1000
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def running_server(db: Path, **env: str) -> Iterator[tuple[str, int]]:
     """The real service (``gpuplan serve``: uvicorn, one worker, a seeded DuckDB file ``db``) on a free
     loopback port, with ``env`` added to its environment and no plan rate limit; its URL and pid."""
-    port = _free_port()
-    environment = {
-        **os.environ,
-        "GPUPLAN_DB": str(db),
-        "GPUPLAN_LOG_LEVEL": "WARNING",
-        "GPUPLAN_PLAN_RATE": "0",
-        **env,
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "service.cli", "serve", "--port", str(port), "--log-level", "WARNING"],
-        env=environment,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.2)
-        else:
-            pytest.fail("the server did not start")
-        yield base, process.pid
-    finally:
-        process.terminate()
-        process.wait(timeout=60)
+    quiet = {"GPUPLAN_LOG_LEVEL": "WARNING", "GPUPLAN_PLAN_RATE": "0", **env}
+    with serve_process(db, env=quiet) as (url, process):
+        yield url, process.pid

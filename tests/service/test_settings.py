@@ -33,3 +33,10 @@ def test_environment_overrides() -> None:
 def test_bad_values_name_the_variable(key: str, value: str) -> None:
     with pytest.raises(ValueError, match=key):
         Settings.from_env({key: value})
+
+
+def test_scheduler_is_on_unless_turned_off() -> None:
+    assert Settings.from_env({}).run_scheduler is True
+    assert Settings.from_env({"GPUPLAN_SCHEDULER": "on"}).run_scheduler is True
+    assert Settings.from_env({"GPUPLAN_SCHEDULER": "off"}).run_scheduler is False
+    assert Settings.from_env({"GPUPLAN_SCHEDULER": " OFF "}).run_scheduler is False

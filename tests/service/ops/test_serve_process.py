@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,17 +14,11 @@ from pathlib import Path
 
 import httpx
 
+from tests.service.live_server import free_port
 from tests.service.ops.test_metrics import PLAN
 
 _GPUPLAN = [sys.executable, "-c", "import sys; from service.cli import main; sys.exit(main())"]
 _SOLVER_WORDS = ("HiGHS", "Running HiGHS", "Coefficient ranges", "Presolving", "Solving report")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -46,7 +39,7 @@ def _wait_live(base: str, server: subprocess.Popen[str]) -> None:
 
 
 def test_serve_logs_json_lines_with_request_ids_and_no_solver_output(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
         [*_GPUPLAN, "serve", "--port", str(port)],
@@ -88,3 +81,30 @@ def test_plan_json_is_the_only_output(tmp_path: Path) -> None:
     assert json.loads(done.stdout)["kind"] == "train"  # stdout is exactly one JSON document
     assert not any(word in done.stderr for word in _SOLVER_WORDS), done.stderr
     assert "Running HiGHS" not in done.stdout  # (the plan itself names its solver backend)
+
+
+def test_serve_scheduler_off_reaches_the_app(tmp_path: Path) -> None:
+    """``gpuplan serve --scheduler off`` (the Deployment of the CronJob variant sets GPUPLAN_SCHEDULER):
+    the sources stay configured, no refresh job is scheduled, and the replica is ready."""
+    sheet = tmp_path / "acme.csv"
+    sheet.write_text("provider,instance_type,gpu,gpus_per_instance,region,price_per_hour_usd\n")
+    sources = tmp_path / "sources.toml"
+    sources.write_text(f'[[source]]\nname = "acme"\nurl = "{sheet}"\nformat = "rental_csv"\n')
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen(
+        [*_GPUPLAN, "serve", "--port", str(port), "--scheduler", "off"],
+        env={**_env(tmp_path), "GPUPLAN_SOURCES": str(sources), "GPUPLAN_SCHEDULER": "on"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _wait_live(base, server)
+        assert httpx.get(f"{base}/health", timeout=10).json()["scheduler"] == {"running": False, "jobs": []}
+        assert httpx.get(f"{base}/health/ready", timeout=10).status_code == 200
+        sources_status = httpx.get(f"{base}/v1/price-sheets/refresh", timeout=10).json()["sources"]
+        assert [(s["name"], s["next_run_at"]) for s in sources_status] == [("acme", None)]
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.communicate(timeout=30)

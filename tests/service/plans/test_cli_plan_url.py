@@ -3,53 +3,24 @@
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from service.cli import main
+from tests.service.live_server import serve_process
 
 ROOT = Path(__file__).resolve().parents[3]
 WORKLOAD = ROOT / "examples" / "workloads" / "lora.json"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     """A `gpuplan serve` process on a database file of its own: (its URL, the file)."""
     db = str(tmp_path_factory.mktemp("served") / "gpuplan.duckdb")
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "service.cli", "--db", db, "serve", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(240):
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.25)
-        else:
-            pytest.fail("the server did not start within 60 s")
+    with serve_process(db) as (url, _process):
         yield url, db
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def test_plan_through_the_server_that_holds_the_db(

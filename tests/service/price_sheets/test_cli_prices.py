@@ -35,3 +35,23 @@ def test_import_history_and_refresh(
     monkeypatch.setenv("GPUPLAN_SOURCES", str(sources))
     assert main(["prices", "refresh", "--db", db]) == 0
     assert "unchanged" in capsys.readouterr().out
+
+
+def test_refresh_exits_1_when_a_source_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A CronJob running ``gpuplan prices refresh`` sees a failed source as a failed job."""
+    db = str(tmp_path / "db.duckdb")
+    sheet = tmp_path / "acme.csv"
+    sheet.write_text(SHEET)
+    sources = tmp_path / "sources.toml"
+    sources.write_text(
+        f'[[source]]\nname = "acme"\nurl = "{sheet}"\nformat = "rental_csv"\n\n'
+        f'[[source]]\nname = "gone"\nurl = "{tmp_path / "missing.csv"}"\nformat = "rental_csv"\nretries = 1\n'
+    )
+    monkeypatch.setenv("GPUPLAN_SOURCES", str(sources))
+    assert main(["prices", "refresh", "--db", db]) == 1
+    out = capsys.readouterr().out
+    assert "failed" in out and "cannot read" in out  # the good source is still imported
+    assert main(["prices", "refresh", "--source", "acme", "--db", db]) == 0
+    assert "unchanged" in capsys.readouterr().out

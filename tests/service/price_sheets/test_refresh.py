@@ -152,3 +152,37 @@ def test_scheduler_runs_at_boot_and_api_reports_and_runs_now(db_target: str, tmp
             assert bad.status_code == 400 and bad.json()["field"] == "source"
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("run_scheduler", [True, False])
+def test_scheduler_off_schedules_nothing_yet_is_ready_and_refreshes_on_request(
+    tmp_path: Path, run_scheduler: bool
+) -> None:
+    """GPUPLAN_SCHEDULER=off: replicas that share a database leave refreshes to one CronJob, yet the
+    sources stay configured (refresh now works) and readiness does not wait for a scheduler."""
+    sheet = tmp_path / "acme.csv"
+    sheet.write_text(SHEET)
+    sources = write_sources(tmp_path, f'[[source]]\nname = "acme"\nurl = "{sheet}"\nformat = "rental_csv"\n')
+    store = Store.open(":memory:")
+    settings = Settings(
+        db_path=":memory:", admin_token=TOKEN, sources_file=sources, run_scheduler=run_scheduler
+    )
+    try:
+        with TestClient(create_app(settings, store=store)) as client:
+            scheduler = client.get("/health").json()["scheduler"]
+            assert scheduler == (
+                {"running": True, "jobs": ["refresh:acme"]}
+                if run_scheduler
+                else {"running": False, "jobs": []}
+            )
+            ready = client.get("/health/ready")
+            assert ready.status_code == 200, ready.text
+            checks = [c["name"] for c in ready.json()["checks"]]
+            assert ("scheduler_running" in checks) is run_scheduler
+            status = client.get("/v1/price-sheets/refresh").json()["sources"][0]
+            assert status["name"] == "acme" and (status["next_run_at"] is not None) is run_scheduler
+            runs = client.post("/v1/price-sheets/refresh?wait=true", headers=AUTH).json()["runs"]
+            assert [r["source"] for r in runs] == ["acme"]
+            assert runs[0]["result"] in (("ok", "unchanged") if run_scheduler else ("ok",))
+    finally:
+        store.close()

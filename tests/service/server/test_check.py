@@ -10,6 +10,7 @@ import pytest
 from service.cli import main
 from service.db.store import Store
 from tests.service.admin import TOKEN
+from tests.service.live_server import free_port, serve_process
 from tests.service.price_sheets.test_refresh import SHEET
 
 
@@ -98,3 +99,23 @@ def test_a_database_not_created_yet_needs_a_writable_folder(
     assert lines["database"].startswith("ok ") and "not created yet" in lines["database"]
     assert not fresh.exists()
     assert lines["sources"].startswith("ok ") and "none configured" in lines["sources"]
+
+
+def test_a_database_held_by_a_running_server_is_checked_through_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("GPUPLAN_ADMIN_TOKEN", TOKEN)
+    monkeypatch.delenv("GPUPLAN_SOURCES", raising=False)
+    db = str(tmp_path / "served.duckdb")
+    with serve_process(db) as (url, _process):
+        assert main(["check", "--db", db, "--url", url]) == 0
+        held = _lines(capsys)["database"]
+        assert held.startswith("ok ") and f"held by the server at {url}" in held
+        assert "db_writable ok" in held
+        assert main(["check", "--db", db, "--url", f"http://127.0.0.1:{free_port()}"]) == 1
+        unanswered = _lines(capsys)["database"]
+        assert (
+            unanswered.startswith("FAIL ")
+            and "holds it" in unanswered
+            and "No gpuplan server answers" in unanswered
+        )

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import uvicorn
+from litestar.testing import TestClient
 
 from service.app import create_app
 from service.cli import main
@@ -113,3 +114,18 @@ def test_gpuplan_serve_configures_the_limits(tmp_path: Path, monkeypatch: pytest
     (kwargs,) = calls
     assert kwargs["http"].head_timeout_s == 7 and kwargs["timeout_keep_alive"] == 5
     assert kwargs["h11_max_incomplete_event_size"] == MAX_HEAD_BYTES
+
+
+def test_every_operation_with_a_body_documents_its_408(client: TestClient[Any]) -> None:
+    paths = client.get("/schema/openapi.json").json()["paths"]
+    with_body = [
+        (path, method, operation)
+        for path, item in paths.items()
+        for method, operation in item.items()
+        if isinstance(operation, dict) and "requestBody" in operation
+    ]
+    assert {"/v1/plans", "/v1/price-sheets", "/v1/memory"} <= {path for path, _, _ in with_body}
+    for path, method, operation in with_body:
+        documented = operation["responses"]["408"]["content"]["application/problem+json"]
+        assert documented["schema"]["$ref"] == "#/components/schemas/Problem", (path, method)
+    assert "408" not in paths["/v1/gpus"]["get"]["responses"]  # no body, nothing to wait for

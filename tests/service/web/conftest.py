@@ -6,18 +6,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from tests.service.admin import TOKEN
+from tests.service.live_server import serve_process
 
 CHROMIUM = os.environ.get("GPUPLAN_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -31,45 +27,12 @@ CHROMIUM_ARGS = [
 ARTIFACTS = Path(os.environ.get("GPUPLAN_TEST_ARTIFACTS", "test-artifacts"))
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The base URL of a ``gpuplan serve`` process on a seeded database of its own."""
-    port = _free_port()
     db = tmp_path_factory.mktemp("web") / "gpuplan.duckdb"
-    command = [
-        sys.executable,
-        "-m",
-        "service.cli",
-        "--db",
-        str(db),
-        "serve",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-    ]
-    env = {**os.environ, "GPUPLAN_ADMIN_TOKEN": TOKEN}
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(300):
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        else:
-            raise RuntimeError("gpuplan serve did not answer /health within 60 s")
+    with serve_process(db, env={"GPUPLAN_ADMIN_TOKEN": TOKEN}) as (url, _process):
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
 
 
 @pytest.fixture(scope="session")
