@@ -59,7 +59,7 @@ def test_without_notices_the_poll_reloads_within_two_seconds(pg_cluster: PgClust
         with psycopg.connect(url, autocommit=True) as admin:  # the listening session is killed
             killed = admin.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE application_name LIKE 'gpuplan % listen gpuplan_catalog'"
+                "WHERE datname = current_database() AND application_name LIKE 'gpuplan % listen gpuplan_catalog'"
             ).fetchall()
         assert killed == [(True,)]
         generation, serving = watching.snapshot.generation, len(watching.snapshot.serving)
@@ -73,7 +73,7 @@ def test_without_notices_the_poll_reloads_within_two_seconds(pg_cluster: PgClust
             with psycopg.connect(url, autocommit=True) as admin:
                 listening = admin.execute(
                     "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' "
-                    "AND application_name LIKE 'gpuplan % listen gpuplan_catalog'"
+                    "AND datname = current_database() AND application_name LIKE 'gpuplan % listen gpuplan_catalog'"
                 ).fetchone()
             if listening == (1,):
                 break

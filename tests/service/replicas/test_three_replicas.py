@@ -129,7 +129,7 @@ def _holder(db: str, key: str) -> int:
     """The pid of the replica whose session holds the run lock ``key`` (from its application_name)."""
     rows = _rows(
         db,
-        "SELECT application_name FROM pg_stat_activity WHERE pid IN "
+        "SELECT application_name FROM pg_stat_activity WHERE datname = current_database() AND pid IN "
         "(SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted) "
         f"AND application_name LIKE '% {key}'",
     )
