@@ -95,9 +95,11 @@ class _Scheduling:
         scheduler = AsyncIOScheduler(
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 300}
         )
-        for source in self.sources:  # each source refreshes at boot, then every interval_seconds
+        # Each source refreshes at boot, then every interval_seconds; with replicas on one database,
+        # one of them each time (Refresher.run_scheduled).
+        for source in self.sources:
             scheduler.add_job(
-                self.refresher.run,
+                self.refresher.run_scheduled,
                 "interval",
                 seconds=source.interval_seconds,
                 args=[source.name],
@@ -164,6 +166,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     owned = store is None
     # Opened here, not in the lifespan, so the OpenAPI schema can list the catalog's known values.
     opened = Store.open(config.db_path) if store is None else store
+    opened.watch_catalog()  # other replicas' writes (PostgreSQL); nothing on DuckDB
     sources = load_sources(config.sources_file) if config.sources_file else []
     refresher = Refresher(opened, sources, move_factor=config.price_move_factor)
     scheduling = _Scheduling(refresher, sources, enabled=config.run_scheduler)

@@ -22,6 +22,7 @@ __all__ = [
     "BackendName",
     "Cursor",
     "Dialect",
+    "Listener",
     "display_target",
     "is_postgres_url",
     "redacted_url",
@@ -80,6 +81,17 @@ class Cursor(Protocol):
         ...
 
 
+class Listener(Protocol):
+    """A connection of its own that hears the notices of one channel (PostgreSQL ``LISTEN``)."""
+
+    def wait(self, timeout_s: float) -> bool:
+        """Whether a notice arrived within ``timeout_s`` (all that arrived are taken); a store error
+        when the connection is lost."""
+        ...
+
+    def close(self) -> None: ...
+
+
 class Backend(Protocol):
     """An open database of either kind."""
 
@@ -96,6 +108,11 @@ class Backend(Protocol):
         """The database file, when there is one (not for ``:memory:`` or PostgreSQL)."""
         ...
 
+    @property
+    def shared(self) -> bool:
+        """Whether other processes may write this database too (PostgreSQL replicas)."""
+        ...
+
     def cursor(self) -> AbstractContextManager[Cursor]:
         """A cursor of its own for reads (each statement commits on its own); always closed."""
         ...
@@ -108,6 +125,17 @@ class Backend(Protocol):
 
     def startup_lock(self) -> AbstractContextManager[None]:
         """Held while a process migrates and seeds, so processes starting together take turns."""
+        ...
+
+    def run_lock(self, key: str, *, wait: bool) -> AbstractContextManager[bool]:
+        """Held for a whole job (a refresh run), by one thread of one process on this database at a
+        time: yields whether it was got (``wait``: after the holder lets go; else at once or not at
+        all). A process that dies holding it lets go (PostgreSQL ends its session)."""
+        ...
+
+    def listen(self, channel: str) -> Listener | None:
+        """A listener to the notices of ``channel``; ``None`` where no other process writes this
+        database (DuckDB), so there is nothing to hear."""
         ...
 
     def checkpoint(self) -> None:

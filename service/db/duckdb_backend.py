@@ -1,8 +1,9 @@
 """The embedded DuckDB backend: one connection per process, a cursor per request or transaction.
 
 The process that opens the file owns it (DuckDB allows one read-write process per file), so the locks
-of :meth:`DuckDbBackend.transaction` are in-process locks, taken before the transaction begins (a
-DuckDB transaction reads the database as it was when it began).
+of :meth:`DuckDbBackend.transaction` and :meth:`DuckDbBackend.run_lock` are in-process locks, the
+former taken before the transaction begins (a DuckDB transaction reads the database as it was when it
+began), and no other process's writes need listening for.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any, Final, Self
 
 import duckdb
 
-from service.db.backend import BackendName, Cursor, Dialect
+from service.db.backend import BackendName, Cursor, Dialect, Listener
 from service.db.bulk import scan_rows
 from service.db.open_errors import open_error
 from service.db.transactions import retrying
@@ -75,6 +76,10 @@ class DuckDbBackend:
         return self._path
 
     @property
+    def shared(self) -> bool:
+        return False
+
+    @property
     def file(self) -> Path | None:
         return None if self._path == ":memory:" else Path(self._path)
 
@@ -110,6 +115,22 @@ class DuckDbBackend:
 
     def startup_lock(self) -> AbstractContextManager[None]:
         return nullcontext()  # no other process can have the file open
+
+    @contextmanager
+    def _held(self, key: str, wait: bool) -> Iterator[bool]:
+        lock = self._lock(f"run:{key}")
+        got = lock.acquire(blocking=wait)
+        try:
+            yield got
+        finally:
+            if got:
+                lock.release()
+
+    def run_lock(self, key: str, *, wait: bool) -> AbstractContextManager[bool]:
+        return self._held(key, wait)
+
+    def listen(self, channel: str) -> Listener | None:
+        return None  # this process is the file's only writer
 
     def checkpoint(self) -> None:
         with self._raw_cursor() as cur:

@@ -349,6 +349,31 @@ _V8: Final[tuple[Step, ...]] = (
     "ALTER TABLE ownership_defaults ADD COLUMN row_order BIGINT DEFAULT nextval('ownership_row_seq')",
 )
 
+_CATALOG_TABLES: Final = ("price_sheets", "serving_profiles", "seed_state")
+"""What the catalog state (``generation``) is read from: a write to any is a write to the catalog."""
+
+_V9: Final[tuple[Step, ...]] = (
+    # Which replica ran a refresh (service.db.replica): the runs of all replicas share the table.
+    "ALTER TABLE refresh_runs ADD COLUMN replica VARCHAR",
+    # A notice to every replica from each transaction that changes the catalog, sent on its commit
+    # (service.db.catalog_watch); DuckDB has one process, which reloads its snapshot itself.
+    Variants(
+        duckdb=(),
+        postgresql=(
+            """CREATE FUNCTION gpuplan_catalog_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            PERFORM pg_notify('gpuplan_catalog', TG_TABLE_NAME);
+            RETURN NULL;
+        END $$""",
+            *(
+                f"CREATE TRIGGER {table}_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON {table} "
+                "FOR EACH STATEMENT EXECUTE FUNCTION gpuplan_catalog_changed()"
+                for table in _CATALOG_TABLES
+            ),
+        ),
+    ),
+)
+
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     (1, "catalog, price sheets, profiles, seed state", _V1),
     (2, "stored plans", _V2),
@@ -358,6 +383,7 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
     (6, "provider cost sheets; offers' MIG profile and storage read rate", _V6),
     (7, "plan summaries (GET /v1/plans); refresh batches (POST /v1/price-sheets/refresh)", _V7),
     (8, "sequences for versions and ids; ownership rows' stored order; current_offers rebuilt", _V8),
+    (9, "the replica of each refresh run; catalog change notices (PostgreSQL)", _V9),
 )
 
 _DOUBLE: Final = re.compile(r"\bDOUBLE\b(?!\s+PRECISION)")

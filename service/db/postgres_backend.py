@@ -6,6 +6,11 @@ Pooled connections run in autocommit (a read holds no transaction open); a trans
 (``pg_advisory_xact_lock``), released at commit or rollback, so it orders transactions of every
 process; under PostgreSQL's default READ COMMITTED each statement after it sees what was committed
 before. ``json`` columns are read as text, as DuckDB returns them, and sessions use UTC.
+
+A run lock (:meth:`PostgresBackend.run_lock`) is a session advisory lock on a connection of its own,
+opened for the run and closed after it: a process killed mid-run loses its session and so the lock.
+A listener is another such connection, in ``LISTEN``. Every session names its replica in
+``application_name`` (``pg_stat_activity`` shows who holds a run lock).
 """
 
 from __future__ import annotations
@@ -16,16 +21,18 @@ from pathlib import Path
 from typing import Any, Final, Self
 
 import psycopg
+import psycopg.sql
 from psycopg.types.string import TextLoader
 from psycopg_pool import ConnectionPool
 
-from service.db.backend import BackendName, Cursor, Dialect, redacted_url
+from service.db.backend import BackendName, Cursor, Dialect, Listener, redacted_url
 from service.db.bulk import copy_rows
 from service.db.placeholders import to_format_placeholders
+from service.db.replica import replica_name
 from service.db.transactions import retrying
 from service.errors import StoreUnavailable
 
-__all__ = ["POOL_MAX_SIZE", "POSTGRES_DIALECT", "PgCursor", "PostgresBackend"]
+__all__ = ["POOL_MAX_SIZE", "POSTGRES_DIALECT", "PgCursor", "PgListener", "PostgresBackend"]
 
 POSTGRES_DIALECT: Final = Dialect(name="postgresql", double_type="DOUBLE PRECISION")
 POOL_MAX_SIZE: Final = 10
@@ -35,6 +42,14 @@ _CONNECT_TIMEOUT_S: Final = 10
 _STARTUP_LOCK: Final = "SELECT pg_advisory_lock(hashtextextended('gpuplan:startup', 0))"
 _STARTUP_UNLOCK: Final = "SELECT pg_advisory_unlock(hashtextextended('gpuplan:startup', 0))"
 _XACT_LOCK: Final = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
+_RUN_LOCK: Final = "SELECT pg_advisory_lock(hashtextextended(%s, 0)), true"
+_RUN_TRY_LOCK: Final = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))"
+_NAME_MAX: Final = 63
+"""PostgreSQL's longest ``application_name`` (longer ones are cut)."""
+
+
+def _session_name(*parts: str) -> str:
+    return " ".join(("gpuplan", replica_name(), *parts))[:_NAME_MAX]
 
 
 class PgCursor:
@@ -71,6 +86,24 @@ def _configure(connection: psycopg.Connection[Any]) -> None:
     connection.execute("SET TimeZone TO 'UTC'")
 
 
+class PgListener:
+    """A connection in ``LISTEN channel`` (:class:`~service.db.backend.Listener`)."""
+
+    def __init__(self, connection: psycopg.Connection[Any], channel: str) -> None:
+        self._connection = connection
+        try:
+            connection.execute(psycopg.sql.SQL("LISTEN {}").format(psycopg.sql.Identifier(channel)))
+        except BaseException:
+            connection.close()
+            raise
+
+    def wait(self, timeout_s: float) -> bool:
+        return any(True for _ in self._connection.notifies(timeout=timeout_s, stop_after=1))
+
+    def close(self) -> None:
+        self._connection.close()
+
+
 class PostgresBackend:
     """A PostgreSQL database (which must exist), through a connection pool."""
 
@@ -78,6 +111,7 @@ class PostgresBackend:
 
     def __init__(self, pool: ConnectionPool[psycopg.Connection[Any]], url: str) -> None:
         self._pool = pool
+        self._url = url
         self._display = redacted_url(url)
 
     @classmethod
@@ -96,7 +130,11 @@ class PostgresBackend:
             url,
             min_size=1,
             max_size=POOL_MAX_SIZE,
-            kwargs={"autocommit": True, "connect_timeout": _CONNECT_TIMEOUT_S},
+            kwargs={
+                "autocommit": True,
+                "connect_timeout": _CONNECT_TIMEOUT_S,
+                "application_name": _session_name(),
+            },
             configure=_configure,
             check=ConnectionPool.check_connection,  # a connection the server dropped is replaced, not handed out
             timeout=_POOL_WAIT_S,
@@ -109,6 +147,10 @@ class PostgresBackend:
     @property
     def display(self) -> str:
         return self._display
+
+    @property
+    def shared(self) -> bool:
+        return True
 
     @property
     def file(self) -> Path | None:
@@ -142,6 +184,27 @@ class PostgresBackend:
 
     def startup_lock(self) -> AbstractContextManager[None]:
         return self._startup()
+
+    def _connect(self, purpose: str) -> psycopg.Connection[Any]:
+        """A connection outside the pool, for as long as one lock or listener lives."""
+        return psycopg.connect(
+            self._url,
+            autocommit=True,
+            connect_timeout=_CONNECT_TIMEOUT_S,
+            application_name=_session_name(purpose),
+        )
+
+    @contextmanager
+    def _run_locked(self, key: str, wait: bool) -> Iterator[bool]:
+        with self._connect(key) as connection:  # closing it lets go of the lock, whatever happened
+            row = connection.execute(_RUN_LOCK if wait else _RUN_TRY_LOCK, [key]).fetchone()
+            yield bool(row and row[-1])
+
+    def run_lock(self, key: str, *, wait: bool) -> AbstractContextManager[bool]:
+        return self._run_locked(key, wait)
+
+    def listen(self, channel: str) -> Listener:
+        return PgListener(self._connect(f"listen {channel}"), channel)
 
     def checkpoint(self) -> None:
         """Nothing: the server writes its files itself (``CHECKPOINT`` needs a superuser)."""

@@ -4,7 +4,9 @@ catalog snapshot.
 ``Store.open`` picks PostgreSQL for a ``postgresql://`` (or ``postgres://``) URL and a DuckDB file for
 anything else (``:memory:`` allowed). Reads take a cursor of their own; writes go through
 :meth:`Store.transaction` (retried on a write conflict); after a write the caller calls
-:meth:`Store.refresh_snapshot`, and requests that started earlier keep their snapshot.
+:meth:`Store.refresh_snapshot`, and requests that started earlier keep their snapshot. A server on a
+database other processes write too (PostgreSQL replicas) calls :meth:`Store.watch_catalog`, which
+reloads the snapshot when their writes change the catalog (``catalog_watch``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from types import TracebackType
 
 from service.db.backend import Backend, BackendName, Cursor, is_postgres_url
+from service.db.catalog_watch import CATALOG_CHANNEL, CatalogWatcher
 from service.db.duckdb_backend import DuckDbBackend
 from service.db.generation import CatalogState, read_catalog_state
 from service.db.migrations import apply_migrations, current_schema_version
@@ -49,6 +52,7 @@ class Store:
         self.seed_report = seed_report
         self._snapshot_lock = threading.Lock()
         self._generations = itertools.count(1)
+        self._watcher: CatalogWatcher | None = None
         with self.cursor() as cur:
             self._state = read_catalog_state(cur)
             self._snapshot = read_snapshot(cur, next(self._generations))
@@ -102,6 +106,11 @@ class Store:
         transactions that name it, across processes on PostgreSQL (``Backend.transaction``)."""
         return self.backend.transaction(work, lock=lock)
 
+    def run_lock(self, key: str, *, wait: bool) -> AbstractContextManager[bool]:
+        """A lock held for a whole job, across the processes on this database (``Backend.run_lock``):
+        yields whether it was got (with ``wait``, always, once the holder lets go)."""
+        return self.backend.run_lock(key, wait=wait)
+
     @property
     def snapshot(self) -> CatalogSnapshot:
         return self._snapshot
@@ -124,11 +133,36 @@ class Store:
         with self.cursor() as cur:
             return read_catalog_state(cur)
 
+    def reload_if_changed(self) -> bool:
+        """Refresh the snapshot when another process's write changed the catalog state; whether it did."""
+        started = time.perf_counter()
+        if self.catalog_state() == self._state:
+            return False
+        self.refresh_snapshot()
+        _log.info(
+            "catalog snapshot reloaded after another process's write (generation %d, %.0f ms)",
+            self._snapshot.generation,
+            (time.perf_counter() - started) * 1000,
+        )
+        return True
+
+    def watch_catalog(self, *, poll_s: float = 1.0) -> None:
+        """Follow other processes' writes (a thread, stopped by :meth:`close`): reload on their notice,
+        or at the latest after ``poll_s``. Nothing on DuckDB, whose only writer is this process."""
+        if self._watcher is not None or not self.backend.shared:
+            return
+        self._watcher = CatalogWatcher(
+            lambda: self.backend.listen(CATALOG_CHANNEL), self.reload_if_changed, poll_s=poll_s
+        )
+        self._watcher.start()
+
     def schema_version(self) -> int:
         with self.cursor() as cur:
             return current_schema_version(cur)
 
     def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.stop()
         self.backend.close()
 
     def __enter__(self) -> Store:

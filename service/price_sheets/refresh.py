@@ -1,14 +1,19 @@
 """Scheduled price-sheet refresh from the operator's configured sources (``service.price_sheets.sources``).
 
 Each run fetches (with retries and exponential backoff), validates and imports one source, and records
-its result (ok | unchanged | rejected | failed), error and version in ``refresh_runs``; a failed or
-rejected run leaves the current version in force. Runs of one source never overlap.
+its result (ok | unchanged | rejected | failed), error, version and replica in ``refresh_runs``; a
+failed or rejected run leaves the current version in force.
+
+Runs of one source never overlap, in one process or across the replicas of one database: each holds
+the source's run lock (``Store.run_lock``) until its run is recorded. A scheduled run that finds the
+lock held, or a run of its source recorded by any replica less than :data:`RECENT_FRACTION` of an
+interval ago, is skipped (every replica schedules every source; one fetch per interval gets through).
+A run asked for (refresh now, ``gpuplan prices refresh``) waits for the lock and then runs.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -17,6 +22,7 @@ from typing import Any, Final
 import msgspec
 from apscheduler.schedulers.base import BaseScheduler
 
+from service.db.replica import replica_name
 from service.db.store import Store
 from service.errors import FetchError, ImportSuperseded, InvalidParameter
 from service.price_sheets.importer import import_sheet
@@ -24,9 +30,19 @@ from service.price_sheets.retire import retire_seed_provider
 from service.price_sheets.schemas import RefreshRun, SheetReport, SourceStatus
 from service.price_sheets.sources import SourceConfig, fetch
 
-__all__ = ["RUN_COLUMNS", "Refresher", "run_of_row"]
+__all__ = ["RECENT_FRACTION", "RUN_COLUMNS", "Refresher", "run_lock_key", "run_of_row"]
 
 _log = logging.getLogger("gpuplan.refresh")
+
+RECENT_FRACTION: Final = 0.9
+"""A scheduled run is skipped when its source's last recorded run started less than this fraction of
+its interval ago: replicas whose schedules are out of phase then let one run through per interval
+(half an interval would let up to two through)."""
+
+
+def run_lock_key(source: str) -> str:
+    """The run lock of ``source``'s refreshes (``Store.run_lock``)."""
+    return f"gpuplan-refresh:{source}"
 
 
 class Refresher:
@@ -46,20 +62,43 @@ class Refresher:
         self.move_factor = move_factor
         self.backoff_s = backoff_s
         self.sleep = sleep
-        self._locks = {name: threading.Lock() for name in self.sources}
 
     def run(self, name: str) -> RefreshRun:
-        """Fetch, validate and import one source now (waits for a run of that source in progress)."""
+        """Fetch, validate and import one source now (waits for a run of that source in progress,
+        here or in another replica)."""
         return self.run_recorded(name)[1]
 
     def run_recorded(self, name: str) -> tuple[int, RefreshRun]:
         """:meth:`run`, with the id of the run's row in ``refresh_runs``."""
+        with self.store.run_lock(run_lock_key(name), wait=True):
+            return self._run_and_record(self.sources[name])
+
+    def run_scheduled(self, name: str) -> RefreshRun | None:
+        """The scheduler's run of one source: ``None`` (skipped, logged) when a run of it is in
+        progress anywhere or one started less than :data:`RECENT_FRACTION` of its interval ago."""
         source = self.sources[name]
-        with self._locks[name]:
-            run = self._run(source)
+        with self.store.run_lock(run_lock_key(name), wait=False) as got:
+            if not got:
+                _log.info("refresh %s skipped: a run of it is in progress (here or in another replica)", name)
+                return None
+            last = self._last_started(name)
+            since = None if last is None else (datetime.now(UTC) - last).total_seconds()
+            if since is not None and since < RECENT_FRACTION * source.interval_seconds:
+                _log.info("refresh %s skipped: its last run started %.1f s ago", name, since)
+                return None
+            return self._run_and_record(source)[1]
+
+    def _last_started(self, name: str) -> datetime | None:
+        with self.store.cursor() as cur:
+            row = cur.execute("SELECT max(started_at) FROM refresh_runs WHERE source = ?", [name]).fetchone()
+        return None if row is None else row[0]  # TIMESTAMPTZ: an aware time on both backends
+
+    def _run_and_record(self, source: SourceConfig) -> tuple[int, RefreshRun]:
+        """Run and record (under the run lock: the next replica to get it sees this run)."""
+        run = self._run(source)
         run_id = self._record(run)
         level = logging.INFO if run.result in ("ok", "unchanged") else logging.WARNING
-        _log.log(level, "refresh %s: %s%s", name, run.result, f" ({run.error})" if run.error else "")
+        _log.log(level, "refresh %s: %s%s", source.name, run.result, f" ({run.error})" if run.error else "")
         return run_id, run
 
     def chosen(self, source: str | None) -> list[str]:
@@ -119,17 +158,18 @@ class Refresher:
     def _record(self, run: RefreshRun) -> int:
         with self.store.cursor() as cur:  # the id from its sequence: unique across processes too
             row = cur.execute(
-                "INSERT INTO refresh_runs VALUES (nextval('refresh_run_id_seq'), ?, ?, ?, ?, ?, ?, ?, ?) "
-                "RETURNING run_id",
+                f"INSERT INTO refresh_runs (run_id, {RUN_COLUMNS}, replica) "
+                "VALUES (nextval('refresh_run_id_seq'), ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING run_id",
                 [
                     run.source,
                     run.started_at,
                     run.finished_at,
                     run.result,
+                    run.attempts,
                     run.error,
                     run.version,
-                    run.attempts,
                     None if run.report is None else msgspec.json.encode(run.report).decode(),
+                    replica_name(),
                 ],
             ).fetchone()
         assert row is not None

@@ -7,7 +7,7 @@ Sources are listed in a TOML file named by ``GPUPLAN_SOURCES``::
     url = "https://…/vms.csv"       # or a file path (file:// URLs too)
     format = "cloud_catalog_csv"    # rental_csv | rental_json | cloud_catalog_csv | ownership_csv
     provider = "lambda"             # required for cloud_catalog_csv
-    interval_seconds = 3600         # >= 60
+    interval_seconds = 3600         # >= 1 (seconds suit a test; a real provider wants minutes or more)
     timeout_seconds = 30            # deadline of one whole fetch attempt
     max_bytes = 20000000            # larger bodies are refused
     retries = 3                     # attempts, with exponential backoff (1 s, 2 s, 4 s …)
@@ -54,7 +54,7 @@ class SourceConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     url: Annotated[str, Meta(min_length=1, max_length=2000)]
     format: SheetFormat
     provider: Annotated[str, Meta(min_length=1, max_length=64)] | None = None
-    interval_seconds: Annotated[int, Meta(ge=60, le=30 * 86400)] = 3600
+    interval_seconds: Annotated[int, Meta(ge=1, le=30 * 86400)] = 3600
     timeout_seconds: Annotated[float, Meta(gt=0, le=600)] = 30.0
     max_bytes: Annotated[int, Meta(ge=1, le=500_000_000)] = 20_000_000
     retries: Annotated[int, Meta(ge=1, le=10)] = 3

@@ -3,6 +3,7 @@ thread (generated clients, schemathesis), or a real ``gpuplan serve`` process (`
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -21,7 +22,7 @@ from service.app import create_app
 from service.db.store import Store
 from service.settings import Settings
 
-__all__ = ["free_port", "serve_process", "serving", "serving_fresh_store"]
+__all__ = ["free_port", "serve_process", "serve_processes", "serving", "serving_fresh_store"]
 
 
 def free_port() -> int:
@@ -31,6 +32,69 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def _start(
+    db: str | Path, env: Mapping[str, str] | None, log: Path | None
+) -> tuple[str, subprocess.Popen[bytes]]:
+    port = free_port()
+    with contextlib.ExitStack() as files:  # the child keeps its own copy of the log's descriptor
+        output = subprocess.DEVNULL if log is None else files.enter_context(log.open("ab"))
+        process = subprocess.Popen(
+            [sys.executable, "-m", "service.cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
+            env={**os.environ, "GPUPLAN_DB": str(db), **(env or {})},
+            stdout=output,
+            stderr=output,
+        )
+    return f"http://127.0.0.1:{port}", process
+
+
+def _await_health(url: str, process: subprocess.Popen[bytes], deadline: float, timeout_s: float) -> None:
+    while True:
+        assert process.poll() is None, f"gpuplan serve exited with {process.returncode}"
+        try:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, f"gpuplan serve did not answer within {timeout_s:g} s"
+        time.sleep(0.2)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is not None:  # already gone (a test may kill one)
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+@contextmanager
+def serve_processes(
+    db: str | Path,
+    count: int,
+    *,
+    env: Mapping[str, str] | None = None,
+    start_timeout_s: float = 90,
+    log: Path | None = None,
+) -> Iterator[list[tuple[str, subprocess.Popen[bytes]]]]:
+    """``count`` real ``gpuplan serve`` processes on the database ``db``, each on a free loopback port,
+    started together, with ``env`` added to this environment (and their output appended to ``log``);
+    yields their base URLs (once each ``/health`` answers 200) and processes, stopped at the end."""
+    started: list[tuple[str, subprocess.Popen[bytes]]] = []
+    try:
+        for _ in range(count):
+            started.append(_start(db, env, log))
+        deadline = time.monotonic() + start_timeout_s
+        for url, process in started:
+            _await_health(url, process, deadline, start_timeout_s)
+        yield started
+    finally:
+        for _, process in started:
+            _stop(process)
+
+
 @contextmanager
 def serve_process(
     db: str | Path, *, env: Mapping[str, str] | None = None, start_timeout_s: float = 90
@@ -38,33 +102,8 @@ def serve_process(
     """A real ``gpuplan serve`` process on the database ``db`` and a free loopback port, with ``env`` added
     to this environment; yields its base URL (once ``/health`` answers 200) and the process, stopped at
     the end of the block."""
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "service.cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env={**os.environ, "GPUPLAN_DB": str(db), **(env or {})},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + start_timeout_s
-        while True:
-            assert process.poll() is None, f"gpuplan serve exited with {process.returncode}"
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, f"gpuplan serve did not answer within {start_timeout_s:g} s"
-            time.sleep(0.2)
-        yield url, process
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with serve_processes(db, 1, env=env, start_timeout_s=start_timeout_s) as (one,):
+        yield one
 
 
 @contextmanager

@@ -42,7 +42,7 @@ def test_sources_file_is_validated(tmp_path: Path) -> None:
         ('[[source]]\nname = "Bad!"\nurl = "x"\nformat = "rental_csv"\n', "source[0].name"),
         ('[[source]]\nname = "v"\nurl = "x"\nformat = "cloud_catalog_csv"\n', "needs a provider"),
         (
-            '[[source]]\nname = "a"\nurl = "x"\nformat = "rental_csv"\ninterval_seconds = 5\n',
+            '[[source]]\nname = "a"\nurl = "x"\nformat = "rental_csv"\ninterval_seconds = 0\n',
             "interval_seconds",
         ),
         ("not toml ][", "not valid TOML"),

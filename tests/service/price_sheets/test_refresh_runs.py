@@ -12,7 +12,7 @@ from litestar.testing import TestClient
 from service.app import create_app
 from service.db.store import Store
 from service.price_sheets.batches import RefreshBatches
-from service.price_sheets.refresh import Refresher
+from service.price_sheets.refresh import Refresher, run_lock_key
 from service.price_sheets.sources import load_sources
 from service.settings import Settings
 from tests.service.admin import AUTH, TOKEN
@@ -72,9 +72,8 @@ def test_a_run_waits_queued_behind_the_one_running(db_target: str, tmp_path: Pat
     with Store.open(db_target) as store:
         refresher = Refresher(store, load_sources(_sources(tmp_path)), sleep=lambda _: None)
         batches = RefreshBatches(refresher)
-        lock = refresher._locks["acme"]  # held as a scheduled run of acme would hold it
-        lock.acquire()
-        try:
+        # held as a scheduled run of acme (here or in another replica) would hold it
+        with store.run_lock(run_lock_key("acme"), wait=True):
             first = batches.submit(["acme"])
             second = batches.submit(["gone"])
             deadline = time.monotonic() + 10
@@ -82,8 +81,6 @@ def test_a_run_waits_queued_behind_the_one_running(db_target: str, tmp_path: Pat
                 time.sleep(0.02)
             assert batches.get(first.run_id).status == "running"
             assert batches.get(second.run_id).status == "queued" and batches.get(second.run_id).runs == []
-        finally:
-            lock.release()
         deadline = time.monotonic() + 10
         while batches.get(second.run_id).status != "done" and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -96,15 +93,13 @@ def test_a_run_waits_queued_behind_the_one_running(db_target: str, tmp_path: Pat
 def test_runs_a_stopped_process_left_are_marked_abandoned(db_target: str, tmp_path: Path) -> None:
     with Store.open(db_target) as store:
         refresher = Refresher(store, load_sources(_sources(tmp_path)), sleep=lambda _: None)
-        lock = refresher._locks["acme"]
-        lock.acquire()
-        old = RefreshBatches(refresher)
-        left = old.submit(["acme"])
-        old._executor.shutdown(wait=False, cancel_futures=True)  # the process "stops" with the run queued
-        time.sleep(0.1)
-        later = RefreshBatches(refresher)  # the next start
-        assert later.get(left.run_id).status == "abandoned"
-        assert later.get(left.run_id).finished_at is not None
-        lock.release()
+        with store.run_lock(run_lock_key("acme"), wait=True):
+            old = RefreshBatches(refresher)
+            left = old.submit(["acme"])
+            old._executor.shutdown(wait=False, cancel_futures=True)  # the process "stops", run queued
+            time.sleep(0.1)
+            later = RefreshBatches(refresher)  # the next start
+            assert later.get(left.run_id).status == "abandoned"
+            assert later.get(left.run_id).finished_at is not None
         old._executor.shutdown(wait=True)
         later.close()
