@@ -138,6 +138,11 @@ class Backend(Protocol):
         database (DuckDB), so there is nothing to hear."""
         ...
 
+    def live_replicas(self) -> frozenset[str]:
+        """The ``host:pid`` names (``service.db.replica``) of the processes connected to this database
+        now, this one included."""
+        ...
+
     def checkpoint(self) -> None:
         """Write everything to the database files now (a no-op where the server does it)."""
         ...

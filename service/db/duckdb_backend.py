@@ -19,6 +19,7 @@ import duckdb
 from service.db.backend import BackendName, Cursor, Dialect, Listener
 from service.db.bulk import scan_rows
 from service.db.open_errors import open_error
+from service.db.replica import replica_name
 from service.db.transactions import retrying
 
 __all__ = ["DUCKDB_DIALECT", "DuckDbBackend", "DuckDbCursor"]
@@ -131,6 +132,9 @@ class DuckDbBackend:
 
     def listen(self, channel: str) -> Listener | None:
         return None  # this process is the file's only writer
+
+    def live_replicas(self) -> frozenset[str]:
+        return frozenset({replica_name()})  # one process holds the file
 
     def checkpoint(self) -> None:
         with self._raw_cursor() as cur:

@@ -374,6 +374,12 @@ _V9: Final[tuple[Step, ...]] = (
     ),
 )
 
+_V10: Final[tuple[Step, ...]] = (
+    # Which replica runs a requested refresh: a starting replica abandons only the unfinished batches
+    # of replicas that are gone (service.price_sheets.batches), not those another live one is running.
+    "ALTER TABLE refresh_batches ADD COLUMN replica VARCHAR",
+)
+
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     (1, "catalog, price sheets, profiles, seed state", _V1),
     (2, "stored plans", _V2),
@@ -384,6 +390,7 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
     (7, "plan summaries (GET /v1/plans); refresh batches (POST /v1/price-sheets/refresh)", _V7),
     (8, "sequences for versions and ids; ownership rows' stored order; current_offers rebuilt", _V8),
     (9, "the replica of each refresh run; catalog change notices (PostgreSQL)", _V9),
+    (10, "the replica of each refresh batch", _V10),
 )
 
 _DOUBLE: Final = re.compile(r"\bDOUBLE\b(?!\s+PRECISION)")

@@ -206,6 +206,17 @@ class PostgresBackend:
     def listen(self, channel: str) -> Listener:
         return PgListener(self._connect(f"listen {channel}"), channel)
 
+    def live_replicas(self) -> frozenset[str]:
+        """Read from the sessions' ``application_name`` (``gpuplan host:pid …``) in ``pg_stat_activity``."""
+        with self._raw_cursor() as cur:
+            names = cur.execute(
+                "SELECT DISTINCT application_name FROM pg_stat_activity "
+                "WHERE datname = current_database() AND application_name LIKE 'gpuplan %'"
+            ).fetchall()
+        return frozenset(
+            {replica_name()} | {str(name).split(" ")[1] for (name,) in names if " " in str(name)}
+        )
+
     def checkpoint(self) -> None:
         """Nothing: the server writes its files itself (``CHECKPOINT`` needs a superuser)."""
 

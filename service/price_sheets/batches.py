@@ -3,8 +3,9 @@ and polled at ``GET /v1/price-sheets/refresh/runs/{run_id}``.
 
 One requested run (a *batch* in ``refresh_batches``) refreshes one source or every configured source;
 each source's result is a row of ``refresh_runs`` as before. Batches run one after another on one worker
-thread, and a source's own lock keeps its runs from overlapping with the scheduler's. A batch that a
-stopped process left queued or running is marked ``abandoned`` when the next process starts.
+thread, and a source's own lock keeps its runs from overlapping with the scheduler's. Each batch records
+the replica that runs it; a batch that a stopped process left queued or running is marked ``abandoned``
+when a process starts (on a shared database: only the batches of replicas no longer connected).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Literal
 import msgspec
 
 from service.db.backend import Cursor
+from service.db.replica import replica_name
 from service.db.sequences import next_id
 from service.db.store import Store
 from service.db.store_errors import STORE_ERRORS
@@ -52,13 +54,7 @@ class RefreshBatches:
         self.store: Store = refresher.store
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpuplan-refresh")
         try:
-            self.store.transaction(
-                lambda cur: cur.execute(
-                    "UPDATE refresh_batches SET status = 'abandoned', finished_at = ? "
-                    "WHERE status IN ('queued', 'running')",
-                    [datetime.now(UTC)],
-                )
-            )
+            self._abandon_orphans()
         except STORE_ERRORS as exc:  # best effort: a store that cannot be written still serves reads
             _log.warning("could not mark unfinished refresh runs abandoned: %s", exc)
 
@@ -79,12 +75,29 @@ class RefreshBatches:
         running one finishes (it writes to the store, which closes next)."""
         self._executor.shutdown(wait=True, cancel_futures=True)
 
+    def _abandon_orphans(self) -> None:
+        """Unfinished batches that will never finish: those of replicas that are gone (a stopped or
+        killed process), and this process's own name's (a process starts with no batch of its own)."""
+        others = sorted(self.store.backend.live_replicas() - {replica_name()})
+        spared = (
+            f" AND (replica IS NULL OR replica NOT IN ({', '.join('?' for _ in others)}))" if others else ""
+        )
+        self.store.transaction(
+            lambda cur: cur.execute(
+                "UPDATE refresh_batches SET status = 'abandoned', finished_at = ? "
+                f"WHERE status IN ('queued', 'running'){spared}",
+                [datetime.now(UTC), *others],
+            )
+        )
+
     def _create(self, sources: list[str]) -> int:
         def insert(cur: Cursor) -> int:
             batch_id = next_id(cur, "refresh_batch_id_seq")
             cur.execute(
-                "INSERT INTO refresh_batches VALUES (?, 'queued', ?::VARCHAR[], ?, NULL, NULL, ?::INTEGER[])",
-                [batch_id, sources, datetime.now(UTC), []],
+                "INSERT INTO refresh_batches (batch_id, status, sources, requested_at, started_at, "
+                "finished_at, run_ids, replica) VALUES (?, 'queued', ?::VARCHAR[], ?, NULL, NULL, "
+                "?::INTEGER[], ?)",
+                [batch_id, sources, datetime.now(UTC), [], replica_name()],
             )
             return batch_id
 

@@ -7,7 +7,7 @@ Sources are listed in a TOML file named by ``GPUPLAN_SOURCES``::
     url = "https://…/vms.csv"       # or a file path (file:// URLs too)
     format = "cloud_catalog_csv"    # rental_csv | rental_json | cloud_catalog_csv | ownership_csv
     provider = "lambda"             # required for cloud_catalog_csv
-    interval_seconds = 3600         # >= 1 (seconds suit a test; a real provider wants minutes or more)
+    interval_seconds = 3600         # >= 60 for a remote URL; a file or a loopback URL may use >= 1 (trials, tests)
     timeout_seconds = 30            # deadline of one whole fetch attempt
     max_bytes = 20000000            # larger bodies are refused
     retries = 3                     # attempts, with exponential backoff (1 s, 2 s, 4 s …)
@@ -22,7 +22,7 @@ import asyncio
 import re
 import tomllib
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Final
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -36,6 +36,14 @@ from service.errors import FetchError, InvalidParameter
 __all__ = ["SourceConfig", "fetch", "load_sources", "validate_source_name"]
 
 _SOURCE_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+_REMOTE_MIN_INTERVAL_S: Final = 60
+"""A provider's server is asked at most once a minute; files and loopback servers (trials, tests) more often."""
+_LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def _is_remote(url: str) -> bool:
+    parts = urlsplit(url)
+    return parts.scheme in ("http", "https") and (parts.hostname or "") not in _LOOPBACK_HOSTS
 
 
 def validate_source_name(source: str, *, field: str = "source") -> str:
@@ -102,6 +110,11 @@ def load_sources(path: str) -> list[SourceConfig]:
             raise ValueError(
                 f"GPUPLAN_SOURCES file {path!r}: source[{i}] ({source.name}) sets retire_seed_provider "
                 "and so needs provider = NAME (whose shipped offers it replaces)"
+            )
+        if source.interval_seconds < _REMOTE_MIN_INTERVAL_S and _is_remote(source.url):
+            raise ValueError(
+                f"GPUPLAN_SOURCES file {path!r}: source[{i}] ({source.name}) interval_seconds must be >= "
+                f"{_REMOTE_MIN_INTERVAL_S} for a remote URL, got {source.interval_seconds}"
             )
         names.add(source.name)
     return sources

@@ -36,6 +36,15 @@ def test_sources_file_is_validated(tmp_path: Path) -> None:
         tmp_path, f'[[source]]\nname = "acme"\nurl = "{tmp_path}/a.csv"\nformat = "rental_csv"\n'
     )
     assert [s.name for s in load_sources(good)] == ["acme"]
+    trial = "".join(  # a file or a loopback server may be asked every second (trials, tests)
+        f'[[source]]\nname = "{name}"\nurl = "{url}"\nformat = "rental_csv"\ninterval_seconds = 1\n'
+        for name, url in [
+            ("f", f"{tmp_path}/a.csv"),
+            ("l", "http://127.0.0.1:9/a.csv"),
+            ("h", "http://localhost/a"),
+        ]
+    )
+    assert [s.interval_seconds for s in load_sources(write_sources(tmp_path, trial))] == [1, 1, 1]
     for body, message in [
         ('[[source]]\nname = "acme"\n', "url"),
         ('[[source]]\nname = "acme"\nurl = "x"\nformat = "xml"\n', "format"),
@@ -44,6 +53,10 @@ def test_sources_file_is_validated(tmp_path: Path) -> None:
         (
             '[[source]]\nname = "a"\nurl = "x"\nformat = "rental_csv"\ninterval_seconds = 0\n',
             "interval_seconds",
+        ),
+        (
+            '[[source]]\nname = "a"\nurl = "https://example.com/a.csv"\nformat = "rental_csv"\ninterval_seconds = 59\n',
+            "must be >= 60 for a remote URL, got 59",
         ),
         ("not toml ][", "not valid TOML"),
     ]:

@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import psycopg
 from litestar.testing import TestClient
 
 from service.app import create_app
@@ -15,6 +17,7 @@ from service.price_sheets.batches import RefreshBatches
 from service.price_sheets.refresh import Refresher, run_lock_key
 from service.price_sheets.sources import load_sources
 from service.settings import Settings
+from tests.pg_cluster import PgCluster
 from tests.service.admin import AUTH, TOKEN
 from tests.service.price_sheets.test_refresh import SHEET, write_sources
 
@@ -103,3 +106,27 @@ def test_runs_a_stopped_process_left_are_marked_abandoned(db_target: str, tmp_pa
             assert later.get(left.run_id).finished_at is not None
         old._executor.shutdown(wait=True)
         later.close()
+
+
+def test_a_starting_replica_spares_the_batches_of_replicas_still_connected(pg_cluster: PgCluster) -> None:
+    """PostgreSQL replicas share refresh_batches: a starting one abandons the unfinished batches of
+    replicas that are gone, never those a live replica (a session named ``gpuplan host:pid``) runs."""
+    url = pg_cluster.fresh_url()
+    with (
+        Store.open(url) as store,
+        psycopg.connect(url, autocommit=True, application_name="gpuplan live-host:41 other") as _live,
+    ):
+        for batch_id, replica in [(901, "live-host:41"), (902, "gone-host:42"), (903, None)]:
+            store.transaction(
+                lambda cur, b=batch_id, r=replica: cur.execute(
+                    "INSERT INTO refresh_batches (batch_id, status, sources, requested_at, run_ids, replica) "
+                    "VALUES (?, 'running', ?::VARCHAR[], ?, ?::INTEGER[], ?)",
+                    [b, ["acme"], datetime.now(UTC), [], r],
+                )
+            )
+        batches = RefreshBatches(Refresher(store, []))
+        try:
+            states = {b: batches.get(b).status for b in (901, 902, 903)}
+        finally:
+            batches.close()
+    assert states == {901: "running", 902: "abandoned", 903: "abandoned"}
