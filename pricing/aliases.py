@@ -101,6 +101,11 @@ class AliasTable:
             clauses = tuple(_compile_clause(t) for t in texts)
             self._by_name[normalise_alias(rule.alias)].append(_CompiledRule(rule, clauses))
 
+    def reads_context(self, name: str) -> bool:
+        """Whether any rule for ``name`` has a clause: if none has, :meth:`resolve` gives every row the
+        same answer for this name, so a sheet resolves it once."""
+        return any(c.clauses for c in self._by_name.get(normalise_alias(name), ()))
+
     def knows(self, name: str) -> bool:
         """Whether any rule (with or without context) spells this name."""
         return normalise_alias(name) in self._by_name

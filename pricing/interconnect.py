@@ -15,6 +15,7 @@ The rule, in order (the first that applies wins; its text is stored with the off
 
 from __future__ import annotations
 
+import functools
 import typing
 from typing import Final
 
@@ -35,7 +36,13 @@ def _is_socketed(form_factor: str) -> bool:
 
 def derive_interconnect(gpu: GpuSpec, gpus_per_instance: int, instance_type: str) -> tuple[Interconnect, str]:
     """The interconnect class of an instance and the rule that gave it."""
-    form_factor = gpu.form_factor or ""
+    return _derived(gpu.form_factor or "", gpus_per_instance, "nvlink" in instance_type.casefold())
+
+
+@functools.lru_cache(maxsize=4096)
+def _derived(form_factor: str, gpus_per_instance: int, names_nvlink: bool) -> tuple[Interconnect, str]:
+    """Rules 1-6: of the GPU only its form factor and of the instance type only whether it names NVLink
+    matter, so a sheet of 300,000 instance types derives each (form factor, count) once."""
     if gpus_per_instance <= 1:
         return "none", "derived: 1 GPU per instance"
     if "sxm2" in form_factor.casefold().split("(")[0]:
@@ -47,7 +54,7 @@ def derive_interconnect(gpu: GpuSpec, gpus_per_instance: int, instance_type: str
                 f"derived: {gpus_per_instance}x {form_factor} board (switched all-to-all fabric)",
             )
         return "nvlink", f"derived: {gpus_per_instance}x {form_factor} (part of an NVLink board)"
-    if "nvlink" in instance_type.casefold():
+    if names_nvlink:
         return "nvlink", "derived: instance type names NVLink (bridged PCIe cards)"
     return "pcie", f"derived: {form_factor or 'unknown form factor'} (PCIe assumed; bridges unknown)"
 

@@ -458,6 +458,8 @@ def network_from_sheet(
     size (the rule says which). A rate without a class: the derived class at the stated rate. Any stated
     value marks the result ``derived=False``. Raises ``SheetRowError`` naming the column at fault.
     """
+    if not network_class and network_gbps is None:
+        return derived
     class_text = (network_class or "").strip()
     gbps = _parse_gbps(network_gbps)
     if not class_text and gbps is None:

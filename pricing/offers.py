@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -17,9 +17,11 @@ __all__ = [
     "DEFAULT_BILLING_INCREMENT_S",
     "ParsedOffers",
     "RentalOffer",
+    "RowCollector",
     "SheetProblem",
     "collect_offers",
     "collect_rows",
+    "offer_collector",
     "offer_id_for",
 ]
 
@@ -124,6 +126,63 @@ def _cut(value: str) -> str:
     return value if len(value) <= 200 else f"{value[:200]}…"
 
 
+class RowCollector[T]:
+    """Rows parsed one by one, in line order: a row that fails, or repeats the key of an earlier row,
+    becomes a problem naming its line (``duplicate`` describes the key: "… as line N" is appended)."""
+
+    def __init__(
+        self,
+        file: str,
+        parse: Callable[[Mapping[str, Any]], T],
+        key: Callable[[T], Hashable],
+        duplicate: str,
+    ) -> None:
+        self.file = file
+        self.parse = parse
+        self.key = key
+        self.duplicate = duplicate
+        self.items: list[T] = []
+        self.problems: list[SheetProblem] = []
+        self._seen: dict[Hashable, int] = {}
+
+    def add(self, line: int, row: Mapping[str, Any]) -> None:
+        """Parse ``row``; keep its item, or record every problem it has."""
+        try:
+            item = self.parse(row)
+        except SheetRowError as exc:
+            for error in _row_errors(self.parse, row, exc):
+                value = row.get(error.column) if error.column else None
+                self.problems.append(
+                    SheetProblem(
+                        file=self.file,
+                        line=line,
+                        column=error.column,
+                        value=None if value is None else _cut(str(value)),
+                        reason=error.reason,
+                    )
+                )
+            return
+        self.add_parsed(line, item)
+
+    def add_parsed(self, line: int, item: T) -> None:
+        """Keep ``item`` (what line ``line`` parses to, found otherwise) unless its key came earlier."""
+        item_key = self.key(item)
+        first = self._seen.get(item_key)
+        if first is not None:
+            self.problems.append(
+                SheetProblem(
+                    file=self.file,
+                    line=line,
+                    column=None,
+                    value=None,
+                    reason=f"{self.duplicate} as line {first}",
+                )
+            )
+            return
+        self._seen[item_key] = line
+        self.items.append(item)
+
+
 def collect_rows[T](
     rows: Iterable[tuple[int, Mapping[str, Any]]],
     file: str,
@@ -131,42 +190,25 @@ def collect_rows[T](
     key: Callable[[T], Hashable],
     duplicate: str,
 ) -> tuple[list[T], list[SheetProblem]]:
-    """Parse every ``(line, row)``; a row that fails, or repeats the key of an earlier row, becomes a
-    problem naming its line (``duplicate`` describes the key: "… as line N" is appended)."""
-    items: list[T] = []
-    problems: list[SheetProblem] = []
-    seen: dict[Hashable, int] = {}
+    """Parse every ``(line, row)`` with a :class:`RowCollector`: its items and problems."""
+    collector = RowCollector(file, parse, key, duplicate)
     for line, row in rows:
-        try:
-            item = parse(row)
-        except SheetRowError as exc:
-            for error in _row_errors(parse, row, exc):
-                value = row.get(error.column) if error.column else None
-                problems.append(
-                    SheetProblem(
-                        file=file,
-                        line=line,
-                        column=error.column,
-                        value=None if value is None else _cut(str(value)),
-                        reason=error.reason,
-                    )
-                )
-            continue
-        item_key = key(item)
-        if item_key in seen:
-            problems.append(
-                SheetProblem(
-                    file=file,
-                    line=line,
-                    column=None,
-                    value=None,
-                    reason=f"{duplicate} as line {seen[item_key]}",
-                )
-            )
-            continue
-        seen[item_key] = line
-        items.append(item)
-    return items, problems
+        collector.add(line, row)
+    return collector.items, collector.problems
+
+
+_DUPLICATE_OFFER: Final = "duplicate offer (same provider, instance type, region, GPU and count)"
+
+
+def offer_collector(
+    file: str, parse: Callable[[Mapping[str, Any]], RentalOffer]
+) -> RowCollector[RentalOffer]:
+    """A collector of offers: a row that fails, or repeats an offer id, becomes a problem."""
+    return RowCollector(file, parse, _offer_key, _DUPLICATE_OFFER)
+
+
+def _offer_key(offer: RentalOffer) -> str:
+    return offer.offer_id
 
 
 def collect_offers(
@@ -175,11 +217,7 @@ def collect_offers(
     parse: Callable[[Mapping[str, Any]], RentalOffer],
 ) -> ParsedOffers:
     """Parse every ``(line, row)``; a row that fails, or repeats an offer key, becomes a problem."""
-    offers, problems = collect_rows(
-        rows,
-        file,
-        parse,
-        lambda offer: offer.offer_id,
-        "duplicate offer (same provider, instance type, region, GPU and count)",
-    )
-    return ParsedOffers(offers=offers, problems=problems)
+    collector = offer_collector(file, parse)
+    for line, row in rows:
+        collector.add(line, row)
+    return ParsedOffers(offers=collector.items, problems=collector.problems)

@@ -48,11 +48,10 @@ from typing import Any, Final, Literal
 
 import msgspec
 
-from pricing.aliases import AliasTable, NameContext
-from pricing.cells import MAX_PRICE_PER_HOUR_USD, cell_choice, cell_count, cell_float, cell_text
+from pricing.aliases import NameContext
+from pricing.cells import MAX_PRICE_PER_HOUR_USD, cell_count, cell_float, cell_text
 from pricing.errors import SheetRowError
-from pricing.interconnect import INTERCONNECTS, interconnect_named
-from pricing.offer_build import build_offer, mig_profile_of, resolve_gpu
+from pricing.offer_build import build_offer, resolve_gpu
 from pricing.offers import (
     DEFAULT_BILLING_INCREMENT_S,
     ParsedOffers,
@@ -63,9 +62,9 @@ from pricing.offers import (
 )
 from pricing.ownership import OwnershipPrice
 from pricing.provider_costs import ParsedProviderCosts, parse_provider_costs
-from pricing.sheet_rows import SheetRows, read_table
-from solver.gpus import GpuSpec
-from solver.mig import SliceSpec
+from pricing.rental_sheet import MAX_GPUS_PER_INSTANCE, parse_rental
+from pricing.sheet_context import SheetContext
+from pricing.sheet_rows import SheetRows, SheetTable, read_columns
 
 __all__ = [
     "FORMATS",
@@ -79,26 +78,12 @@ __all__ = [
     "SheetFormatSpec",
     "SheetKind",
     "SheetRows",
+    "SheetTable",
 ]
-
-MAX_GPUS_PER_INSTANCE: Final = 1024
-"""The most GPUs one rented instance may have (the largest single systems, racks of 72, fit well below)."""
 
 SheetFormat = Literal["rental_csv", "rental_json", "cloud_catalog_csv", "ownership_csv", "provider_costs_csv"]
 SheetKind = Literal["rental", "ownership", "provider_costs"]
 """What a sheet prices: rental offers, owned GPUs (purchase prices), or providers' costs beyond the hour."""
-
-
-class SheetContext(msgspec.Struct, frozen=True, kw_only=True):
-    """What a parser needs besides the rows: where they come from and how to resolve GPU names."""
-
-    file: str
-    source: str
-    provider: str | None
-    aliases: AliasTable
-    gpus: Mapping[str, GpuSpec]
-    mig_slices: Mapping[str, SliceSpec] = msgspec.field(default_factory=dict)
-    """The MIG slices a rental row's ``mig_profile`` may name, by slice id."""
 
 
 class ParsedPrices(msgspec.Struct, frozen=True, kw_only=True):
@@ -110,71 +95,6 @@ class ParsedPrices(msgspec.Struct, frozen=True, kw_only=True):
 
 ParsedSheet = ParsedOffers | ParsedPrices | ParsedProviderCosts
 """A parsed sheet: rental offers, ownership prices or provider costs, as its format's ``kind`` says."""
-
-
-_PRICE_COLUMNS: Final = (
-    "price_per_hour_usd",
-    "spot_price_per_hour_usd",
-    "reserved_1y_price_per_hour_usd",
-    "reserved_3y_price_per_hour_usd",
-)
-
-
-def _parse_rental(rows: SheetRows, sheet: SheetContext) -> ParsedOffers:
-    """This project's rental sheet (CSV or JSON rows) → offers, every unusable row a problem."""
-
-    def parse(row: Mapping[str, Any]) -> RentalOffer:
-        row_provider = cell_text(row, "provider") or (sheet.provider or "")
-        if not row_provider:
-            raise SheetRowError("provider", "empty, and no provider was given with the sheet")
-        if sheet.provider and row_provider != sheet.provider:
-            raise SheetRowError(
-                "provider", f"{row_provider!r} differs from the sheet's provider {sheet.provider!r}"
-            )
-        instance_type = cell_text(row, "instance_type", required=True)
-        gpu_name = cell_text(row, "gpu", required=True)
-        count = cell_count(row, "gpus_per_instance", maximum=MAX_GPUS_PER_INSTANCE)
-        memory = cell_float(row, "gpu_memory_gib", positive=True)
-        choice = cell_choice(row, "interconnect", INTERCONNECTS)
-        # Every plain cell is read before the GPU name is resolved, so a row reports all its problems.
-        region = cell_text(row, "region", required=True)
-        vcpus, host_memory = cell_float(row, "vcpus"), cell_float(row, "memory_gib")
-        storage = cell_float(row, "storage_read_gbps", positive=True)
-        network_class = cell_text(row, "network_class") or None
-        price, spot, reserved_1y, reserved_3y = (
-            cell_float(row, column, positive=True, maximum=MAX_PRICE_PER_HOUR_USD)
-            for column in _PRICE_COLUMNS
-        )
-        increment = cell_count(row, "billing_increment_s", default=DEFAULT_BILLING_INCREMENT_S)
-        context = NameContext(
-            file=sheet.file, provider=row_provider, instance_type=instance_type, gpu_memory_gib=memory
-        )
-        gpu = resolve_gpu(sheet.aliases, sheet.gpus, gpu_name, context, "gpu")
-        mig_profile = mig_profile_of(gpu, cell_text(row, "mig_profile"), sheet.mig_slices)
-        return build_offer(
-            provider=row_provider,
-            instance_type=instance_type,
-            region=region,
-            gpu_name=gpu_name,
-            gpu=gpu,
-            count=count,
-            memory=memory,
-            vcpus=vcpus,
-            host_memory=host_memory,
-            storage_read_gbps=storage,
-            interconnect=None if choice is None else interconnect_named(choice),
-            network_class=network_class,
-            network_gbps=row.get("network_gbps"),
-            price=price,
-            spot=spot,
-            reserved_1y=reserved_1y,
-            reserved_3y=reserved_3y,
-            increment=increment,
-            source=sheet.source,
-            mig_profile=mig_profile,
-        )
-
-    return collect_offers(rows, sheet.file, parse)
 
 
 _MEMORY_MIB = re.compile(r"['\"]SizeInMiB['\"]\s*:\s*([0-9.]+)")
@@ -301,15 +221,15 @@ class SheetFormatSpec(msgspec.Struct, frozen=True, kw_only=True):
     json: bool
     required: tuple[str, ...]
     needs_provider: bool
-    parse: Callable[[SheetRows, SheetContext], ParsedSheet]
+    parse: Callable[[SheetTable, SheetContext], ParsedSheet]
 
     @property
     def extension(self) -> str:
         return "json" if self.json else "csv"
 
-    def read(self, body: bytes, file: str) -> tuple[SheetRows, list[SheetProblem]]:
-        """Decode a sheet into ``(line, row)`` pairs; a sheet that cannot be read at all is one problem."""
-        return read_table(body, json_format=self.json, list_key="offers", required=self.required, file=file)
+    def read(self, body: bytes, file: str) -> tuple[SheetTable, list[SheetProblem]]:
+        """Decode a sheet into a table; a sheet that cannot be read at all is one problem."""
+        return read_columns(body, json_format=self.json, list_key="offers", required=self.required, file=file)
 
 
 _RENTAL_COLUMNS: Final = ("instance_type", "gpu", "gpus_per_instance", "region")
@@ -323,7 +243,7 @@ SHEET_FORMATS: Final[dict[SheetFormat, SheetFormatSpec]] = {
             json=False,
             required=_RENTAL_COLUMNS,
             needs_provider=False,
-            parse=_parse_rental,
+            parse=parse_rental,
         ),
         SheetFormatSpec(
             name="rental_json",
@@ -331,7 +251,7 @@ SHEET_FORMATS: Final[dict[SheetFormat, SheetFormatSpec]] = {
             json=True,
             required=_RENTAL_COLUMNS,
             needs_provider=False,
-            parse=_parse_rental,
+            parse=parse_rental,
         ),
         SheetFormatSpec(
             name="cloud_catalog_csv",
@@ -339,7 +259,7 @@ SHEET_FORMATS: Final[dict[SheetFormat, SheetFormatSpec]] = {
             json=False,
             required=("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region"),
             needs_provider=True,
-            parse=_parse_skypilot,
+            parse=lambda table, sheet: _parse_skypilot(table.rows(), sheet),
         ),
         SheetFormatSpec(
             name="provider_costs_csv",
@@ -347,7 +267,7 @@ SHEET_FORMATS: Final[dict[SheetFormat, SheetFormatSpec]] = {
             json=False,
             required=("provider", "provider_class", "source"),
             needs_provider=False,
-            parse=lambda rows, sheet: parse_provider_costs(rows, sheet.file),
+            parse=lambda table, sheet: parse_provider_costs(table.rows(), sheet.file),
         ),
         SheetFormatSpec(
             name="ownership_csv",
@@ -355,7 +275,7 @@ SHEET_FORMATS: Final[dict[SheetFormat, SheetFormatSpec]] = {
             json=False,
             required=("gpu", "purchase_price_usd", "source"),
             needs_provider=False,
-            parse=_parse_ownership,
+            parse=lambda table, sheet: _parse_ownership(table.rows(), sheet),
         ),
     )
 }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -18,7 +19,7 @@ from pricing.cells import JsonRow
 from pricing.json_depth import MAX_JSON_DEPTH, json_depth_exceeds
 from pricing.offers import SheetProblem
 
-__all__ = ["CURL_HINT", "SheetRows", "read_table"]
+__all__ = ["CURL_HINT", "SheetRows", "SheetTable", "read_columns", "read_table"]
 
 SheetRows = list[tuple[int, dict[str, Any]]]
 """``(line, row)`` pairs: CSV lines count the header as line 1; JSON items count from 1."""
@@ -39,12 +40,12 @@ def _whole_number(digits: str) -> int | str:
     return int(digits) if len(digits) <= 30 else digits
 
 
-def _json_rows(text: str, list_key: str) -> tuple[SheetRows, set[str]]:
-    def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def _json_items(text: str, list_key: str) -> list[JsonRow]:
+    def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> JsonRow:
         repeated = sorted(k for k, n in Counter(k for k, _ in pairs).items() if n > 1)
         if repeated:
             raise _Unreadable(f"an object names a key twice: {', '.join(repeated)}")
-        return dict(pairs)
+        return JsonRow(pairs)
 
     try:
         data = json.loads(text, object_pairs_hook=no_duplicate_keys, parse_int=_whole_number)
@@ -57,23 +58,105 @@ def _json_rows(text: str, list_key: str) -> tuple[SheetRows, set[str]]:
         raise _Unreadable(f'expected a list of objects, or {{"{list_key}": [...]}}')
     if not items:
         raise _Unreadable("the sheet has no rows (an empty list)")
-    return [(i + 1, JsonRow(item)) for i, item in enumerate(items)], set().union(*(i.keys() for i in items))
+    return items
 
 
-def _csv_rows(text: str) -> tuple[SheetRows, set[str]]:
-    reader = csv.DictReader(io.StringIO(text))
+_CHUNK_ROWS: Final = 65_536
+"""Rows turned into columns at a time: only this many row lists exist at once, never the whole sheet's."""
+
+
+def _csv_columns(text: str) -> tuple[dict[str, list[str | None]], int, int | None]:
+    """The columns of a CSV text (header first), its row count and the first line with more cells than
+    the header. Rows are those of ``csv.DictReader``: blank lines skipped, short rows padded with
+    ``None``; each column keeps one object per distinct value (a 300,000-row sheet repeats most)."""
+    reader = csv.reader(io.StringIO(text))
     try:
-        header = reader.fieldnames or []
-        rows = [(i + 2, dict(row)) for i, row in enumerate(reader)]
+        header = next(reader, [])
+        width = len(header)
+        columns: list[list[str | None]] = [[] for _ in header]
+        distinct: list[dict[str | None, str | None]] = [{} for _ in header]
+        count, surplus = 0, None
+        while chunk := [row for row in itertools.islice(reader, _CHUNK_ROWS) if row]:
+            padded: list[Sequence[str | None]] = list(chunk)
+            if min(map(len, chunk)) != width or max(map(len, chunk)) != width:  # rarely: short or long rows
+                for offset, row in enumerate(chunk):
+                    if len(row) < width:
+                        padded[offset] = [*row, *[None] * (width - len(row))]
+                    elif len(row) > width and surplus is None:
+                        surplus = count + offset + 2
+            # each row has at least ``width`` cells now; cells beyond it only set ``surplus``
+            for column, seen, cells in zip(columns, distinct, zip(*padded, strict=False), strict=False):
+                column.extend(map(seen.setdefault, cells, cells))
+            count += len(chunk)
     except csv.Error as exc:
         raise _Unreadable(f"not valid CSV: {exc}") from None
-    if not rows:
+    if not count:
         one_line = "\n" not in text and "\r" not in text  # curl -d strips the last line break too
         raise _Unreadable(f"the sheet has a header but no rows{f'; {CURL_HINT}' if one_line else ''}")
     repeated = sorted(c for c, n in Counter(header).items() if n > 1)
     if repeated:
         raise _Unreadable(f"the header names a column twice: {', '.join(repeated)}")
-    return rows, set(header)
+    return dict(zip(header, columns, strict=True)), count, surplus
+
+
+class SheetTable:
+    """A sheet's rows, readable whole columns at a time (what a large sheet is checked by) or one row
+    at a time. Row ``i`` is on line ``first_line + i``: CSV lines count the header as line 1, JSON
+    items count from 1. A CSV cell is text (``None`` where a short row has no cell); a JSON cell is
+    the JSON value (``None`` where the object lacks the key), and its rows are :class:`JsonRow`."""
+
+    __slots__ = ("_columns", "_items", "_names", "first_line", "size")
+
+    def __init__(
+        self,
+        *,
+        first_line: int,
+        columns: dict[str, list[str | None]] | None = None,
+        size: int = 0,
+        items: list[JsonRow] | None = None,
+    ) -> None:
+        self.first_line = first_line
+        self._columns = columns or {}
+        self._items = items
+        self._names: set[str] | None = None
+        self.size = len(items) if items is not None else size
+
+    def __len__(self) -> int:
+        return self.size
+
+    @property
+    def json(self) -> bool:
+        """Whether the cells are JSON values (numbers must then be JSON numbers)."""
+        return self._items is not None
+
+    @property
+    def names(self) -> set[str]:
+        """Every column the sheet has (JSON: every key of any object)."""
+        if self._names is None:
+            items = self._items
+            self._names = set(self._columns) if items is None else set().union(*(i.keys() for i in items))
+        return self._names
+
+    def has(self, name: str) -> bool:
+        """Whether any row has a cell in column ``name``."""
+        return name in self.names
+
+    def column(self, name: str) -> Sequence[Any]:
+        """Every row's cell of column ``name`` (``None`` where there is none)."""
+        if self._items is not None:
+            return [item.get(name) for item in self._items]
+        found = self._columns.get(name)
+        return found if found is not None else [None] * self.size
+
+    def row(self, index: int) -> dict[str, Any]:
+        """Row ``index`` as a mapping of column to cell (as ``csv.DictReader`` or ``json`` gives it)."""
+        if self._items is not None:
+            return self._items[index]
+        return {name: cells[index] for name, cells in self._columns.items()}
+
+    def rows(self) -> SheetRows:
+        """Every ``(line, row)`` pair."""
+        return [(self.first_line + i, self.row(i)) for i in range(self.size)]
 
 
 def _decode(body: bytes) -> str:
@@ -88,24 +171,41 @@ def _decode(body: bytes) -> str:
         ) from None
 
 
+def read_columns(
+    body: bytes, *, json_format: bool, list_key: str, required: Sequence[str], file: str
+) -> tuple[SheetTable, list[SheetProblem]]:
+    """The table of ``body`` (JSON: a list of objects or ``{list_key: [...]}``); an unreadable table is
+    one problem (line 0) and an empty table, never a partial read."""
+    try:
+        text = _decode(body)
+        if json_format:
+            if json_depth_exceeds(body):
+                raise _Unreadable(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+            table, surplus = SheetTable(first_line=1, items=_json_items(text, list_key)), None
+        else:
+            columns, count, surplus = _csv_columns(text)
+            table = SheetTable(first_line=2, columns=columns, size=count)
+    except _Unreadable as exc:
+        return _EMPTY, [SheetProblem(file=file, line=0, column=None, value=None, reason=str(exc))]
+    names = table.names
+    missing = [c for c in required if c not in names]
+    if missing:
+        reason = f"missing required column(s): {', '.join(missing)}"
+        return _EMPTY, [SheetProblem(file=file, line=0, column=missing[0], value=None, reason=reason)]
+    if surplus is not None:
+        reason = f"line {surplus} has more cells than the header"
+        return _EMPTY, [SheetProblem(file=file, line=0, column=None, value=None, reason=reason)]
+    return table, []
+
+
+_EMPTY: Final = SheetTable(first_line=1, columns={})
+
+
 def read_table(
     body: bytes, *, json_format: bool, list_key: str, required: Sequence[str], file: str
 ) -> tuple[SheetRows, list[SheetProblem]]:
-    """Rows of ``body`` (JSON: a list of objects or ``{list_key: [...]}``); an unreadable table is one
-    problem (line 0), never a partial read."""
-    try:
-        text = _decode(body)
-        if json_format and json_depth_exceeds(body):
-            raise _Unreadable(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
-        rows, columns = _json_rows(text, list_key) if json_format else _csv_rows(text)
-    except _Unreadable as exc:
-        return [], [SheetProblem(file=file, line=0, column=None, value=None, reason=str(exc))]
-    missing = [c for c in required if c not in columns]
-    if missing:
-        reason = f"missing required column(s): {', '.join(missing)}"
-        return [], [SheetProblem(file=file, line=0, column=missing[0], value=None, reason=reason)]
-    surplus = next((line for line, row in rows if None in row), None)  # csv keys surplus cells None
-    if surplus is not None:
-        reason = f"line {surplus} has more cells than the header"
-        return [], [SheetProblem(file=file, line=0, column=None, value=None, reason=reason)]
-    return rows, []
+    """:func:`read_columns` as ``(line, row)`` pairs (sheets small enough to check row by row)."""
+    table, problems = read_columns(
+        body, json_format=json_format, list_key=list_key, required=required, file=file
+    )
+    return table.rows(), problems

@@ -74,7 +74,7 @@ def sheet_rows(snapshot: CatalogSnapshot, gpu_id: str) -> SheetRows:
             sheet_version=current.sheet_version,
             sheet_source=sources[current.sheet_version],
         )
-        for current in snapshot.offers
+        for current in snapshot.candidates  # the cheapest of each kind by price, then instance type
         if (o := current.offer).gpu_id == gpu_id
         and o.price_per_hour_usd is not None
         and o.price_per_hour_usd > 0

@@ -8,7 +8,7 @@ and the cursor's, not ``if backend == …`` in feature code.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Final, Literal, Protocol, Self
@@ -78,6 +78,10 @@ class Cursor(Protocol):
 
     def insert_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         """Bulk-insert ``rows`` (tuples in ``columns`` order); the fast path of each backend."""
+        ...
+
+    def insert_columns(self, table: str, columns: Mapping[str, Sequence[Any]]) -> None:
+        """Bulk-insert the rows ``columns`` hold (column name → values, all of one length)."""
         ...
 
 

@@ -9,7 +9,7 @@ began), and no other process's writes need listening for.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Final, Self
@@ -17,7 +17,7 @@ from typing import Any, Final, Self
 import duckdb
 
 from service.db.backend import BackendName, Cursor, Dialect, Listener
-from service.db.bulk import scan_rows
+from service.db.bulk import scan_columns, scan_rows
 from service.db.open_errors import open_error
 from service.db.replica import replica_name
 from service.db.transactions import retrying
@@ -48,6 +48,9 @@ class DuckDbCursor:
 
     def insert_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         scan_rows(self._raw, table, columns, rows)
+
+    def insert_columns(self, table: str, columns: Mapping[str, Sequence[Any]]) -> None:
+        scan_columns(self._raw, table, columns)
 
 
 class DuckDbBackend:

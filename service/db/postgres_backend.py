@@ -15,7 +15,7 @@ A listener is another such connection, in ``LISTEN``. Every session names its re
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Final, Self
@@ -26,7 +26,7 @@ from psycopg.types.string import TextLoader
 from psycopg_pool import ConnectionPool
 
 from service.db.backend import BackendName, Cursor, Dialect, Listener, redacted_url
-from service.db.bulk import copy_rows
+from service.db.bulk import copy_columns, copy_rows
 from service.db.placeholders import to_format_placeholders
 from service.db.replica import replica_name
 from service.db.transactions import retrying
@@ -78,6 +78,9 @@ class PgCursor:
 
     def insert_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         copy_rows(self._raw, table, columns, rows)
+
+    def insert_columns(self, table: str, columns: Mapping[str, Sequence[Any]]) -> None:
+        copy_columns(self._raw, table, columns)
 
 
 def _configure(connection: psycopg.Connection[Any]) -> None:

@@ -1,8 +1,10 @@
 """The catalog snapshot: the store's small, hot reference data as Python objects, read once per change.
 
-Requests read GPUs, alias rules, current offers, profiles, current sheets and ownership rows from the
-snapshot, never with point queries in a loop. A snapshot is immutable; a write builds a new one and
-swaps it in, so a request keeps reading the snapshot it started with. Structures computed from one
+Requests read GPUs, alias rules, the offers a request can pick, profiles, current sheets and ownership
+rows from the snapshot, never with point queries in a loop. Of the current offers it holds only those
+a request can pick (:func:`_read_candidates`): a catalog of 300,000 offers made of a few thousand
+kinds of instance is a few thousand objects, read in well under a second. A snapshot is immutable; a
+write builds a new one and swaps it in, so a request keeps reading the snapshot it started with. Structures computed from one
 snapshot alone (a profile index, a supply index) are built once per snapshot through a typed
 :class:`Derived` key.
 """
@@ -12,7 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Literal, cast
+from typing import Any, Final, Literal, cast
 
 import msgspec
 
@@ -37,6 +39,11 @@ class CurrentOffer(msgspec.Struct, frozen=True, kw_only=True):
 
     offer: RentalOffer
     sheet_version: int
+    on_demand_alike: int = 1
+    """Current offers with an on-demand price that this one stands for, itself included (0 when it is
+    not the cheapest on demand of its kind): a plan reports how many it passed over."""
+    spot_alike: int = 1
+    """The same for spot prices."""
 
 
 class SheetInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -101,10 +108,13 @@ class CatalogSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     profile_metrics: frozenset[str]
     profile_precisions: frozenset[str]
     current_offer_count: int
+    offer_counts: dict[str, int]
+    """Current offers per provider."""
     price_sheet_versions: int
     profiles: tuple[MeasuredProfile, ...]
     serving: tuple[ServingProfile, ...]
-    offers: tuple[CurrentOffer, ...]
+    candidates: tuple[CurrentOffer, ...]
+    """The current offers a request can pick, by offer id (:func:`_read_candidates`)."""
     sheets: tuple[SheetInfo, ...]
     ownership: OwnershipRows
     provider_costs: ProviderCosts
@@ -168,18 +178,73 @@ def _read_serving(cur: Cursor) -> tuple[ServingProfile, ...]:
     return tuple(ServingProfile(**dict(zip(_SERVING_FIELDS, row, strict=True))) for row in rows)
 
 
-def _read_offers(cur: Cursor) -> tuple[CurrentOffer, ...]:
-    """Current offers; ``msgspec.convert`` checks every value (an interconnect is one of the four)."""
-    rows = cur.execute(
-        f"SELECT version, {', '.join(_OFFER_FIELDS)} FROM current_offers ORDER BY offer_id"
-    ).fetchall()
-    return tuple(
-        CurrentOffer(
-            offer=msgspec.convert(dict(zip(_OFFER_FIELDS, row[1:], strict=True)), RentalOffer),
-            sheet_version=int(row[0]),
-        )
-        for row in rows
+_KIND_FIELDS: Final = (
+    "provider",
+    "region",
+    "gpu_id",
+    "mig_profile",
+    "gpus_per_instance",
+    "interconnect",
+    "billing_increment_s",
+    "network_class",
+    "network_gbps",
+    "vcpus",
+    "host_memory_gib",
+    "storage_read_gbps",
+)
+"""What a request can tell offers apart by, besides their prices: who sells them where, what they rent,
+how the instances are linked and billed, and the host numbers a request may ask for."""
+_KIND: Final = ", ".join(_KIND_FIELDS)
+
+_PICKS: Final = {
+    "on_demand": "price_per_hour_usd NULLS LAST, offer_id, version",  # what a plan takes
+    "spot": "spot_price_per_hour_usd NULLS LAST, offer_id, version",
+    "rent": "price_per_hour_usd NULLS LAST, instance_type, offer_id, version",  # what buy vs rent cites
+}
+"""The offer of each kind each consumer takes first, by the order it takes offers in."""
+
+_CANDIDATES: Final = (
+    f"SELECT o.version, {', '.join(f'o.{f}' for f in _OFFER_FIELDS)}, p.pick FROM current_offers o JOIN ("
+    + " UNION ALL ".join(
+        f"SELECT version, offer_id, '{pick}' AS pick FROM (SELECT DISTINCT ON ({_KIND}) version, offer_id "
+        f"FROM current_offers ORDER BY {_KIND}, {order}) AS {pick}"
+        for pick, order in _PICKS.items()
     )
+    + ") AS p ON p.version = o.version AND p.offer_id = o.offer_id ORDER BY o.offer_id, o.version"
+)
+_KIND_COUNTS: Final = (
+    f"SELECT {_KIND}, count(price_per_hour_usd), count(spot_price_per_hour_usd) "
+    f"FROM current_offers GROUP BY {_KIND}"
+)
+
+
+def _read_candidates(cur: Cursor) -> tuple[CurrentOffer, ...]:
+    """The current offers a request can pick: of the offers of one kind (:data:`_KIND_FIELDS`), which
+    every filter keeps or drops together, the first each consumer takes (:data:`_PICKS`), with how many
+    offers of its kind the plan's picks stand for. ``msgspec.convert`` checks every value (an
+    interconnect is one of the four)."""
+    alike = {tuple(row[:-2]): (int(row[-2]), int(row[-1])) for row in cur.execute(_KIND_COUNTS).fetchall()}
+    picked: dict[tuple[int, str], tuple[dict[str, Any], set[str]]] = {}
+    for row in cur.execute(_CANDIDATES).fetchall():
+        values = dict(zip(_OFFER_FIELDS, row[1:-1], strict=True))
+        picked.setdefault((int(row[0]), values["offer_id"]), (values, set()))[1].add(row[-1])
+    candidates = []
+    for (version, _), (values, picks) in picked.items():
+        on_demand, spot = alike[tuple(values[f] for f in _KIND_FIELDS)]
+        candidates.append(
+            CurrentOffer(
+                offer=msgspec.convert(values, RentalOffer),
+                sheet_version=version,
+                on_demand_alike=on_demand if "on_demand" in picks else 0,
+                spot_alike=spot if "spot" in picks else 0,
+            )
+        )
+    return tuple(candidates)
+
+
+def _offer_counts(cur: Cursor) -> dict[str, int]:
+    rows = cur.execute("SELECT provider, count(*) FROM current_offers GROUP BY provider").fetchall()
+    return {str(provider): int(count) for provider, count in rows}
 
 
 def _read_sheets(cur: Cursor) -> tuple[SheetInfo, ...]:
@@ -262,7 +327,16 @@ def _read_aliases(cur: Cursor, gpus: dict[str, GpuSpec]) -> tuple[list[AliasRule
 
 
 def read_snapshot(cur: Cursor, generation: int) -> CatalogSnapshot:
-    """Read the whole snapshot with ``cur``."""
+    """Read the whole snapshot with ``cur``, in one read transaction: every part of it (the candidate
+    offers and the counts of their kinds, the sheets and their rows) sees the same committed versions."""
+    cur.execute("BEGIN TRANSACTION")
+    try:
+        return _read_all(cur, generation)
+    finally:
+        cur.execute("ROLLBACK")  # it only read
+
+
+def _read_all(cur: Cursor, generation: int) -> CatalogSnapshot:
     gpus = _read_gpus(cur)
     rules, aliases_by_gpu = _read_aliases(cur, gpus)
     sheets = _read_sheets(cur)
@@ -279,7 +353,8 @@ def read_snapshot(cur: Cursor, generation: int) -> CatalogSnapshot:
         profile_precisions=_strings(cur, "SELECT DISTINCT precision FROM throughput_profiles"),
         profiles=_read_profiles(cur),
         serving=_read_serving(cur),
-        offers=_read_offers(cur),
+        candidates=_read_candidates(cur),
+        offer_counts=_offer_counts(cur),
         sheets=sheets,
         ownership=_read_ownership(cur, sheets),
         provider_costs=_read_provider_costs(cur, sheets),

@@ -58,6 +58,8 @@ class OfferGroup(msgspec.Struct, frozen=True, kw_only=True):
     costs: ResolvedCost | None
     """The sellers' costs beyond the hour (equal for every offer of the group)."""
     offers: tuple[tuple[float, CurrentOffer], ...]
+    alike: int
+    """The current offers the group stands for (``offers`` holds the cheapest of each kind only)."""
 
 
 class SupplyIndex(msgspec.Struct, frozen=True, kw_only=True):
@@ -75,16 +77,19 @@ def _offered_gpu(snapshot: CatalogSnapshot, offer: RentalOffer) -> str | None:
 
 
 def build_supply_index(snapshot: CatalogSnapshot) -> SupplyIndex:
-    """Group the snapshot's offers by everything but price (on-demand and spot prices apart); an
-    offer of MIG slices is an offer of the slice's own GPU entry."""
+    """Group the snapshot's candidate offers by everything but price (on-demand and spot prices
+    apart); an offer of MIG slices is an offer of the slice's own GPU entry. The candidates are the
+    cheapest of each kind of offer, and a kind is finer than a group, so each group's cheapest offer
+    that passes a request's filters is the one a group of every current offer would give."""
     grouped: dict[
         tuple[Pricing, str, int, Interconnect, int, str, float, tuple[float, ...]],
         list[tuple[float, CurrentOffer]],
     ] = {}
     costs: dict[tuple[float, ...], ResolvedCost | None] = {}
+    alike: dict[tuple[Pricing, str, int, Interconnect, int, str, float, tuple[float, ...]], int] = {}
     spot_only: set[str] = set()
     has_on_demand: set[str] = set()
-    for current in snapshot.offers:
+    for current in snapshot.candidates:
         offer = current.offer
         resolved = snapshot.provider_costs.resolve(offer.provider)
         signature = () if resolved is None else tuple(resolved.values.values())
@@ -92,11 +97,11 @@ def build_supply_index(snapshot: CatalogSnapshot) -> SupplyIndex:
         gpu_id = _offered_gpu(snapshot, offer)
         if gpu_id is None:
             continue
-        prices: Sequence[tuple[Pricing, float | None]] = (
-            ("on_demand", offer.price_per_hour_usd),
-            ("spot", offer.spot_price_per_hour_usd),
+        prices: Sequence[tuple[Pricing, float | None, int]] = (
+            ("on_demand", offer.price_per_hour_usd, current.on_demand_alike),
+            ("spot", offer.spot_price_per_hour_usd, current.spot_alike),
         )
-        for pricing, price in prices:
+        for pricing, price, stands_for in prices:
             if price is None:
                 continue
             key = (
@@ -110,23 +115,26 @@ def build_supply_index(snapshot: CatalogSnapshot) -> SupplyIndex:
                 signature,
             )
             grouped.setdefault(key, []).append((price, current))
+            alike[key] = alike.get(key, 0) + stands_for
         (spot_only if offer.price_per_hour_usd is None else has_on_demand).add(gpu_id)
-    groups = tuple(
-        OfferGroup(
-            pricing=pricing,
-            gpu_id=gpu_id,
-            gpus_per_instance=count,
-            interconnect=interconnect,
-            network=members[0][1].offer.network,
-            billing_increment_s=increment,
-            costs=costs[signature],
-            offers=tuple(sorted(members, key=lambda m: (m[0], m[1].offer.offer_id))),
+    groups: list[OfferGroup] = []
+    for group_key, members in sorted(grouped.items()):
+        pricing, gpu_id, count, interconnect, increment, _, _, signature = group_key
+        ordered = tuple(sorted(members, key=lambda m: (m[0], m[1].offer.offer_id)))
+        groups.append(
+            OfferGroup(
+                pricing=pricing,
+                gpu_id=gpu_id,
+                gpus_per_instance=count,
+                interconnect=interconnect,
+                network=ordered[0][1].offer.network,
+                billing_increment_s=increment,
+                costs=costs[signature],
+                offers=ordered,
+                alike=alike[group_key],
+            )
         )
-        for (pricing, gpu_id, count, interconnect, increment, _, _, signature), members in sorted(
-            grouped.items()
-        )
-    )
-    return SupplyIndex(groups=groups, spot_only_gpus=frozenset(spot_only - has_on_demand))
+    return SupplyIndex(groups=tuple(groups), spot_only_gpus=frozenset(spot_only - has_on_demand))
 
 
 SUPPLY_INDEX: Derived[SupplyIndex] = Derived("supply index", build_supply_index)
@@ -306,7 +314,7 @@ def rental_supplies(index: SupplyIndex, filters: SupplyFilter) -> SupplySet:
                 "host" if first else "filter",
             )
             continue
-        passed_over += len(group.offers) - 1  # interchangeable offers passed over (dearer or filtered out)
+        passed_over += group.alike - 1  # interchangeable offers passed over (dearer or filtered out)
         supply, ref = _rented(group, *first)
         supplies.append(supply)
         offers[supply.supply_id] = ref

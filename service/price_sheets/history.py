@@ -77,10 +77,11 @@ def offer_history(store: Store, offer_id: str) -> OfferHistory:
             "WHERE o.offer_id = ? ORDER BY o.version",
             [offer_id],
         ).fetchall()
+        listed = cur.execute("SELECT count(*) FROM current_offers WHERE offer_id = ?", [offer_id]).fetchone()
     if not rows:
         raise NotFound(f"no offer {offer_id!r} in any price-sheet version")
     last = rows[-1]
-    current = any(c.offer.offer_id == offer_id for c in store.snapshot.offers)
+    current = bool(listed and listed[0])
     return OfferHistory(
         offer_id=offer_id,
         provider=last[7],

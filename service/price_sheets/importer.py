@@ -17,11 +17,12 @@ other import of the source commits in between.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import partial
 from typing import Final
 
 import msgspec
 
-from pricing.offers import ParsedOffers, RentalOffer, SheetProblem
+from pricing.offers import ParsedOffers, SheetProblem
 from pricing.sheet_formats import (
     SHEET_FORMATS,
     ParsedPrices,
@@ -31,7 +32,6 @@ from pricing.sheet_formats import (
 )
 from service.db.backend import Cursor
 from service.db.sheet_versions import (
-    OFFER_COLUMNS,
     SheetContent,
     insert_version,
     latest_hash,
@@ -40,102 +40,25 @@ from service.db.sheet_versions import (
     ownership_sheet,
     provider_costs_sheet,
     rental_sheet,
+    set_report,
 )
 from service.db.snapshot import CatalogSnapshot
 from service.db.store import Store
 from service.errors import ImportSuperseded, InvalidParameter
-from service.price_sheets.schemas import DiffOffer, PriceChange, SheetDiff, SheetReport
+from service.price_sheets.diff import DIFF_DETAIL_LIMIT, sheet_diff
+from service.price_sheets.gc_pause import collection_paused
+from service.price_sheets.schemas import SheetDiff, SheetReport
 
 __all__ = ["DEFAULT_MOVE_FACTOR", "DIFF_DETAIL_LIMIT", "check_sheet", "import_sheet", "source_lock"]
-
-DIFF_DETAIL_LIMIT: Final = 200
-"""Added and removed offers described in full in a diff (``added``/``removed`` list every id): a first
-import of a 300,000-row sheet would otherwise store a report larger than the sheet."""
 
 DEFAULT_MOVE_FACTOR: Final = 3.0
 """A price that moves by more than this factor (up or down) since the source's previous version is
 flagged in the report as implausible (the sheet is still accepted)."""
 
-_PRICE_FIELDS: Final = (
-    "price_per_hour_usd",
-    "spot_price_per_hour_usd",
-    "reserved_1y_price_per_hour_usd",
-    "reserved_3y_price_per_hour_usd",
-)
-
 
 def source_lock(source: str) -> str:
     """The transaction lock of ``source``'s versions: held while one is checked and stored."""
     return f"price_sheets:{source}"
-
-
-def _previous_offers(cur: Cursor, source: str) -> tuple[int | None, dict[str, RentalOffer]]:
-    version = latest_version(cur, source, "rental")
-    if version is None:
-        return None, {}
-    rows = cur.execute(
-        f"SELECT {', '.join(OFFER_COLUMNS)} FROM offers WHERE version = ?", [version]
-    ).fetchall()
-    offers = [msgspec.convert(dict(zip(OFFER_COLUMNS, r, strict=True)), RentalOffer) for r in rows]
-    return version, {o.offer_id: o for o in offers}
-
-
-def _diff_offer(offer: RentalOffer) -> DiffOffer:
-    return DiffOffer(
-        offer_id=offer.offer_id,
-        provider=offer.provider,
-        instance_type=offer.instance_type,
-        region=offer.region,
-        gpu=offer.gpu_id,
-        gpus_per_instance=offer.gpus_per_instance,
-        price_per_hour_usd=offer.price_per_hour_usd,
-    )
-
-
-def _diff(
-    previous_version: int | None,
-    before: dict[str, RentalOffer],
-    after: tuple[RentalOffer, ...],
-    factor: float,
-) -> tuple[SheetDiff, list[str]]:
-    now = {o.offer_id: o for o in after}
-    changed: list[PriceChange] = []
-    warnings: list[str] = []
-    for offer_id, new in sorted(now.items()):
-        old = before.get(offer_id)
-        if old is None:
-            continue
-        for field in _PRICE_FIELDS:
-            a, b = getattr(old, field), getattr(new, field)
-            if a == b:
-                continue
-            changed.append(
-                PriceChange(
-                    offer_id=offer_id,
-                    field=field,
-                    old=a,
-                    new=b,
-                    provider=new.provider,
-                    instance_type=new.instance_type,
-                    region=new.region,
-                    gpu=new.gpu_id,
-                )
-            )
-            if a and b and max(a / b, b / a) > factor:
-                warnings.append(
-                    f"{new.provider} {new.instance_type} ({new.region}) {field}: {a:g} -> {b:g} "
-                    f"(x{b / a:.2f}, more than the plausible factor {factor:g})"
-                )
-    added, removed = sorted(set(now) - set(before)), sorted(set(before) - set(now))
-    diff = SheetDiff(
-        previous_version=previous_version,
-        added=added,
-        removed=removed,
-        changed=changed,
-        added_offers=[_diff_offer(now[i]) for i in added[:DIFF_DETAIL_LIMIT]],
-        removed_offers=[_diff_offer(before[i]) for i in removed[:DIFF_DETAIL_LIMIT]],
-    )
-    return diff, warnings
 
 
 def _parse(
@@ -190,23 +113,17 @@ def _store(
             version=latest,
         )
     version = next_version(cur)
+    insert_version(
+        cur, version, content, source=report.source, fmt=report.format, fetched_at=when, origin=origin
+    )
     diff: SheetDiff | None = None
     warnings: list[str] = []
-    if content.kind == "rental":
-        diff, warnings = _diff(*_previous_offers(cur, report.source), content.offers, move_factor)
+    if content.kind == "rental":  # against the source's previous version, both now in the store
+        diff, warnings = sheet_diff(cur, latest, version, move_factor)
     stored = msgspec.structs.replace(
         report, result="ok", content_hash=content.digest, version=version, diff=diff, warnings=warnings
     )
-    insert_version(
-        cur,
-        version,
-        content,
-        source=report.source,
-        fmt=report.format,
-        fetched_at=when,
-        origin=origin,
-        report=msgspec.json.encode(stored).decode(),
-    )
+    set_report(cur, version, msgspec.json.encode(stored).decode())
     return stored
 
 
@@ -222,6 +139,20 @@ def import_sheet(
     move_factor: float = DEFAULT_MOVE_FACTOR,
 ) -> SheetReport:
     """Validate ``body`` and, if it is clean and new, store it as a version of ``source`` atomically."""
+    with collection_paused():
+        return _import(store, source, fmt, body, provider, origin, fetched_at, move_factor)
+
+
+def _import(
+    store: Store,
+    source: str,
+    fmt: SheetFormat,
+    body: bytes,
+    provider: str | None,
+    origin: str,
+    fetched_at: datetime | None,
+    move_factor: float,
+) -> SheetReport:
     with store.cursor() as cur:
         base = latest_version(cur, source, SHEET_FORMATS[fmt].kind)
     rows, content, problems = _parse(store.snapshot, body, fmt, source, provider)
@@ -239,11 +170,18 @@ def import_sheet(
         return report
     when = fetched_at or datetime.now(UTC)
     stored = store.transaction(
-        lambda cur: _store(
-            cur, report, content, origin=origin, when=when, move_factor=move_factor, base=base
+        partial(
+            _store,
+            report=report,
+            content=content,
+            origin=origin,
+            when=when,
+            move_factor=move_factor,
+            base=base,
         ),
         lock=source_lock(source),
     )
+    del content  # a large sheet's rows are in the store now: not held while the snapshot is read again
     if stored.result == "ok":
         store.refresh_snapshot()
     return stored
@@ -253,5 +191,6 @@ def check_sheet(
     snapshot: CatalogSnapshot, body: bytes, fmt: SheetFormat, source: str, provider: str | None
 ) -> tuple[int, list[SheetProblem]]:
     """Rows read and problems of ``body``, storing nothing (``gpuplan check``)."""
-    rows, _content, problems = _parse(snapshot, body, fmt, source, provider)
+    with collection_paused():
+        rows, _content, problems = _parse(snapshot, body, fmt, source, provider)
     return rows, problems

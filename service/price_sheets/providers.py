@@ -42,9 +42,7 @@ _FIGURES: Final = list(COST_FIELDS)
 
 def list_providers(snapshot: CatalogSnapshot, provider_class: ProviderClass | None = None) -> ProviderPage:
     """Providers of current offers, then ``owned``, alphabetically; those no cost sheet covers are left out."""
-    counts: dict[str, int] = {}
-    for current in snapshot.offers:
-        counts[current.offer.provider] = counts.get(current.offer.provider, 0) + 1
+    counts = snapshot.offer_counts
     items = []
     for name in [*sorted(counts), OWNED_PROVIDER]:
         resolved = snapshot.provider_costs.resolve(name)

@@ -1,4 +1,7 @@
-"""A 16 MB rental sheet through the import path: time and peak memory (RSS) of this process."""
+"""A 16 MB rental sheet through the import path: time and peak memory (RSS) of this process.
+
+The store is in memory, so its data (the 330,000 rows, compressed, and their index) counts in the RSS;
+before issue 13 the import took 22-40 s and grew the RSS by 1.2 GB."""
 
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ def test_a_16_mb_sheet_import() -> None:
     store.close()
     assert report.result == "ok" and report.accepted_rows == 330_000
     print(
-        f"\n16 MB sheet ({len(body) / 1e6:.1f} MB, 330,000 rows): {elapsed:.1f} s, peak RSS {before:.0f} -> {peak:.0f} MB"
+        f"\n16 MB sheet ({len(body) / 1e6:.1f} MB, 330,000 rows): {elapsed:.1f} s, "
+        f"peak RSS {before:.0f} -> {peak:.0f} MB (+{peak - before:.0f} MB)"
     )
-    assert elapsed < 120
+    assert elapsed < 60 and peak - before < 900

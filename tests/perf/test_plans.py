@@ -27,6 +27,7 @@ from solver.plan_spec import PlanRequest
 from tests.perf.conftest import median_ms, percentile_ms, running_server, timed
 from tests.perf.workloads import PLAN_BODIES, SERVING_BODIES
 from tests.pg_cluster import PgCluster
+from tests.service.current import current_offers
 
 REQUESTS = [msgspec.convert(body, PlanRequest) for body in PLAN_BODIES]
 
@@ -135,8 +136,7 @@ def _replicate(store: Store, factor: int) -> None:
     """Add a sheet with ``factor - 1`` jittered copies of every current offer (new instance types)."""
     rng = random.Random(factor)
     offers = []
-    for current in store.snapshot.offers:
-        offer = current.offer
+    for offer in current_offers(store):
         for copy in range(1, factor):
             jitter = rng.uniform(0.85, 1.25)
             offers.append(
@@ -170,7 +170,7 @@ def _plan_p50(store: Store) -> tuple[float, int]:
     for request in REQUESTS:  # warm the throughput cache and the supply index
         service.create(request)
     cycle = iter(REQUESTS * 100)
-    return median_ms(timed(lambda: service.create(next(cycle)), 60)), len(store.snapshot.offers)
+    return median_ms(timed(lambda: service.create(next(cycle)), 60)), store.snapshot.current_offer_count
 
 
 def test_plan_time_grows_slowly_with_catalog_size(tmp_path: Path) -> None:

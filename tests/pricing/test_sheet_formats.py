@@ -71,7 +71,7 @@ def test_a_sheet_without_its_required_columns_is_one_problem(name: SheetFormat) 
     header = ",".join(spec.required[1:])
     body = json.dumps([{c: "1" for c in spec.required[1:]}]) if spec.json else f"{header}\n{'1,' * 3}\n"
     rows, problems = spec.read(body.encode(), "x")
-    assert rows == [] and [p.column for p in problems] == [spec.required[0]]
+    assert len(rows) == 0 and [p.column for p in problems] == [spec.required[0]]
 
 
 MIG_SHEET = b"""provider,instance_type,gpu,gpus_per_instance,interconnect,region,price_per_hour_usd,mig_profile

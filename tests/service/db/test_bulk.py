@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import duckdb
 import pytest
 
 from service.db.backend import Cursor
-from service.db.bulk import insert_rows
+from service.db.bulk import insert_columns, insert_rows, scan_columns
 from service.db.store import Store
 
 _COLUMNS = ("n", "x", "s", "b", "stamp", "note")
@@ -57,3 +58,45 @@ def test_a_failed_transaction_keeps_none_of_its_bulk_rows(db_target: str) -> Non
             store.transaction(work)
         with store.cursor() as cur:
             assert cur.execute("SELECT count(*) FROM t").fetchone() == (0,)
+
+
+def test_duckdb_columns_travel_typed_and_none_stays_null() -> None:
+    """DuckDB only: the typed arrays of its NumPy scan (NaN never stored, ints beyond int64 kept)."""
+    connection = duckdb.connect(":memory:")
+    connection.execute("CREATE TABLE t (n INTEGER, x DOUBLE, y DOUBLE, b BOOLEAN, big HUGEINT, s VARCHAR)")
+    columns = {
+        "n": [1, 2, 3],
+        "x": [0.5, None, -0.0],  # a float column with a gap: NULL, never NaN
+        "y": [1, 2.5, None],  # whole and fractional numbers mixed
+        "b": [True, False, True],
+        "big": [2**70, 1, 2],  # beyond int64: stays a Python int
+        "s": ["a", None, ""],
+    }
+    with connection.cursor() as cur:
+        scan_columns(cur, "t", columns)
+        scan_columns(cur, "t", {"n": [], "x": []})
+        stored = cur.execute("SELECT n, x, y, b, big, s, isnan(x) FROM t ORDER BY n").fetchall()
+    assert stored == [
+        (1, 0.5, 1.0, True, 2**70, "a", False),
+        (2, None, 2.5, False, 1, None, None),
+        (3, 0.0, None, True, 2, "", False),
+    ]
+
+
+def test_columns_insert_like_rows_on_both_backends(db_target: str) -> None:
+    columns = {name: [row[index] for row in _ROWS] for index, name in enumerate(_COLUMNS)}
+
+    def work(cur: Cursor) -> None:
+        insert_columns(cur, "t", columns)
+        insert_columns(cur, "t", {name: [] for name in _COLUMNS})
+
+    with Store.open(db_target) as store:
+        store.transaction(_create)
+        store.transaction(work)
+        with store.cursor() as cur:
+            stored = cur.execute("SELECT n, x, s, b, stamp, note FROM t ORDER BY n").fetchall()
+    assert stored == [
+        (1, 2.0, "a", True, _AT, _ROWS[0][5]),
+        (2, 2.5, None, False, None, ""),
+        (3, None, "c", None, _AT, None),
+    ]

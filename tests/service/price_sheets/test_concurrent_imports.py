@@ -17,6 +17,7 @@ from service.price_sheets.importer import import_sheet
 from service.price_sheets.refresh import Refresher
 from service.price_sheets.sources import SourceConfig
 from tests.service.admin import AUTH
+from tests.service.current import current_offers
 
 HEADER = "provider,instance_type,gpu,gpus_per_instance,region,price_per_hour_usd\n"
 
@@ -73,7 +74,7 @@ def test_an_import_never_replaces_a_version_stored_after_it_started(
     monkeypatch.setattr(importer, "_parse", parse_while_another_upload_lands)
     with pytest.raises(ImportSuperseded, match=f"version {first.version}"):
         import_sheet(store, source="acme", fmt="rental_csv", body=sheet("acme", 2.0), origin="t")
-    prices = {c.offer.price_per_hour_usd for c in store.snapshot.offers if c.offer.provider == "acme"}
+    prices = {o.price_per_hour_usd for o in current_offers(store) if o.provider == "acme"}
     assert newer[0] is not None and newer[0] > (first.version or 0) and prices == {3.0, 0.5}
     store.close()
 
@@ -97,7 +98,7 @@ def test_a_refresh_superseded_by_an_upload_tries_again(
     waits: list[float] = []
     source = SourceConfig(name="acme", url=str(sheet_file), format="rental_csv", retries=3)
     run = Refresher(store, [source], sleep=waits.append).run("acme")
-    prices = {c.offer.price_per_hour_usd for c in store.snapshot.offers if c.offer.provider == "acme"}
+    prices = {o.price_per_hour_usd for o in current_offers(store) if o.provider == "acme"}
     store.close()
     assert (run.result, run.attempts, waits) == ("ok", 2, [1.0])
     assert prices == {2.0, 0.5}

@@ -92,7 +92,7 @@ def test_file_source_ok_unchanged_rejected_failed(store: Store, tmp_path: Path) 
     assert failed.result == "failed" and failed.attempts == 3 and "cannot read" in (failed.error or "")
     assert waits == [1.0, 2.0]  # exponential backoff between attempts
     # the accepted version is still current after the rejected and failed runs
-    assert sum(1 for c in store.snapshot.offers if c.offer.provider == "acme") == 2
+    assert store.snapshot.offer_counts["acme"] == 2
     assert refresher.last_runs()["acme"].result == "failed"
 
 

@@ -63,6 +63,24 @@ def test_json_sheets_need_numbers_and_bounded_integers(admin: Client) -> None:
     }
 
 
+def test_a_json_network_rate_must_be_a_json_number(admin: Client) -> None:
+    row = {
+        "provider": "acme",
+        "instance_type": "a",
+        "gpu": "L4",
+        "gpus_per_instance": 1,
+        "region": "eu",
+        "price_per_hour_usd": 1.0,
+        "network_class": "ethernet",
+    }
+    problem = rejected(
+        upload(admin, json.dumps([row, row | {"network_gbps": "100"}]).encode(), "rental_json")
+    )
+    (found,) = problem["problems"]
+    assert (found["line"], found["column"], found["value"]) == (2, "network_gbps", "100")
+    assert found["reason"] == "a JSON number is expected, not the string '100'"
+
+
 def test_every_problem_of_a_line_is_reported(admin: Client) -> None:
     problem = rejected(upload(admin, f"{HEADER}\nacme,a,Z9000,x,eu,-1\n".encode()))
     assert [(p["line"], p["column"]) for p in problem["problems"]] == [

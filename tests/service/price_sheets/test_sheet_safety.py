@@ -92,14 +92,14 @@ def test_a_killed_import_leaves_the_previous_version_intact(tmp_path: Path) -> N
 
         store = Store.open({str(db)!r})
         assert import_sheet(store, source="flip", fmt="rental_csv", body=sheet(1.0), origin="t").result == "ok"
-        original = versions.insert_rows
+        original = versions.insert_columns
 
         def stall(*args, **kwargs):
             original(*args, **kwargs)
             print("inserting", flush=True)
             time.sleep(600)  # killed here, inside the transaction
 
-        versions.insert_rows = stall
+        versions.insert_columns = stall
         import_sheet(store, source="flip", fmt="rental_csv", body=sheet(2.0), origin="t")
         """
     )
