@@ -62,6 +62,9 @@ class Dialect(msgspec.Struct, frozen=True, kw_only=True):
     name: BackendName
     double_type: str
     """The name of the 8-byte float type in DDL (PostgreSQL has no ``DOUBLE``)."""
+    begin_consistent_read: str
+    """Starts a transaction whose every statement sees the same committed data: DuckDB's transactions
+    do; PostgreSQL's default (READ COMMITTED) gives each statement its own view, REPEATABLE READ one."""
 
 
 class Cursor(Protocol):

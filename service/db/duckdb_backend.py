@@ -24,7 +24,9 @@ from service.db.transactions import retrying
 
 __all__ = ["DUCKDB_DIALECT", "DuckDbBackend", "DuckDbCursor"]
 
-DUCKDB_DIALECT: Final = Dialect(name="duckdb", double_type="DOUBLE")
+DUCKDB_DIALECT: Final = Dialect(
+    name="duckdb", double_type="DOUBLE", begin_consistent_read="BEGIN TRANSACTION"
+)
 
 
 class DuckDbCursor:

@@ -34,7 +34,11 @@ from service.errors import StoreUnavailable
 
 __all__ = ["POOL_MAX_SIZE", "POSTGRES_DIALECT", "PgCursor", "PgListener", "PostgresBackend"]
 
-POSTGRES_DIALECT: Final = Dialect(name="postgresql", double_type="DOUBLE PRECISION")
+POSTGRES_DIALECT: Final = Dialect(
+    name="postgresql",
+    double_type="DOUBLE PRECISION",
+    begin_consistent_read="BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+)
 POOL_MAX_SIZE: Final = 10
 """Connections one process opens at most (requests beyond wait for one, up to ``_POOL_WAIT_S``)."""
 _POOL_WAIT_S: Final = 10.0

@@ -329,7 +329,7 @@ def _read_aliases(cur: Cursor, gpus: dict[str, GpuSpec]) -> tuple[list[AliasRule
 def read_snapshot(cur: Cursor, generation: int) -> CatalogSnapshot:
     """Read the whole snapshot with ``cur``, in one read transaction: every part of it (the candidate
     offers and the counts of their kinds, the sheets and their rows) sees the same committed versions."""
-    cur.execute("BEGIN TRANSACTION")
+    cur.execute(cur.dialect.begin_consistent_read)
     try:
         return _read_all(cur, generation)
     finally:
