@@ -4,6 +4,7 @@ reads a count, then inserts), and a transaction that fails keeps none of them.""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import duckdb
@@ -28,22 +29,31 @@ def _create(cur: Cursor) -> None:
     )
 
 
+_STORED = [
+    (1, 2.0, "a", True, _AT, _ROWS[0][5]),
+    (2, 2.5, None, False, None, ""),
+    (3, None, "c", None, _AT, None),
+]
+"""``_ROWS`` as they read back: the int 2 in the float column is 2.0."""
+
+
+def _stored_after(db_target: str, work: Callable[[Cursor], None]) -> list[tuple[object, ...]]:
+    """The rows of a new table ``t`` after ``work`` ran in a transaction of its own."""
+    with Store.open(db_target) as store:
+        store.transaction(_create)
+        store.transaction(work)
+        with store.cursor() as cur:
+            return cur.execute("SELECT n, x, s, b, stamp, note FROM t ORDER BY n").fetchall()
+
+
 def test_bulk_insert_keeps_values_nulls_and_types_after_an_unfetched_result(db_target: str) -> None:
     def work(cur: Cursor) -> None:
         cur.execute("SELECT 1 UNION ALL SELECT 2").fetchone()  # a result left half read
         insert_rows(cur, "t", _COLUMNS, _ROWS)
         insert_rows(cur, "t", _COLUMNS, [])
 
-    with Store.open(db_target) as store:
-        store.transaction(_create)
-        store.transaction(work)
-        with store.cursor() as cur:
-            stored = cur.execute("SELECT n, x, s, b, stamp, note FROM t ORDER BY n").fetchall()
-    assert stored == [
-        (1, 2.0, "a", True, _AT, _ROWS[0][5]),
-        (2, 2.5, None, False, None, ""),
-        (3, None, "c", None, _AT, None),
-    ]
+    stored = _stored_after(db_target, work)
+    assert stored == _STORED
     assert all(isinstance(row[1], float) for row in stored if row[1] is not None)
 
 
@@ -90,13 +100,5 @@ def test_columns_insert_like_rows_on_both_backends(db_target: str) -> None:
         insert_columns(cur, "t", columns)
         insert_columns(cur, "t", {name: [] for name in _COLUMNS})
 
-    with Store.open(db_target) as store:
-        store.transaction(_create)
-        store.transaction(work)
-        with store.cursor() as cur:
-            stored = cur.execute("SELECT n, x, s, b, stamp, note FROM t ORDER BY n").fetchall()
-    assert stored == [
-        (1, 2.0, "a", True, _AT, _ROWS[0][5]),
-        (2, 2.5, None, False, None, ""),
-        (3, None, "c", None, _AT, None),
-    ]
+    stored = _stored_after(db_target, work)
+    assert stored == _STORED
