@@ -88,6 +88,8 @@ class CatalogWatcher:
                     self._check()
                 except _ERRORS as exc:  # the database is away: the next poll tries again
                     _log.warning("catalog state not readable: %s", exc)
+                except Exception:  # a bug in one reload must not end every later one: logged, tried again
+                    _log.exception("catalog reload failed; trying again at the next notice or poll")
                 if self._listener is None:
                     self._connect()
                 self._wait()

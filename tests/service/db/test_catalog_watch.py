@@ -3,13 +3,16 @@ by the poll when notices are lost), and a run lock is held by one store at a tim
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
 
 import psycopg
+import pytest
 
 from service.db.backend import Cursor
+from service.db.catalog_watch import CatalogWatcher
 from service.db.store import Store
 from tests.pg_cluster import PgCluster
 
@@ -115,3 +118,25 @@ def test_a_waiting_run_lock_is_got_when_the_holder_lets_go(db_target: str) -> No
             let_go = time.monotonic()
         waiting.join(timeout=10)
         assert got[1][0] == "wait" and got[1][1] >= let_go
+
+
+def test_a_failing_reload_is_logged_and_the_watcher_keeps_polling(caplog: pytest.LogCaptureFixture) -> None:
+    """A bug in one reload (here a KeyError) must not end the watcher: a replica would serve a stale
+    catalog from then on. It is logged with its traceback, and the next poll checks again."""
+    calls: list[float] = []
+    again = threading.Event()
+
+    def check() -> None:
+        calls.append(time.monotonic())
+        if len(calls) == 1:
+            raise KeyError("a candidate offer without its kind's counts")
+        again.set()
+
+    watcher = CatalogWatcher(lambda: None, check, poll_s=0.05)
+    with caplog.at_level(logging.ERROR, logger="gpuplan.store"):
+        watcher.start()
+        try:
+            assert again.wait(5), "the watcher stopped after the failing reload"
+        finally:
+            watcher.stop()
+    assert any("catalog reload failed" in r.message and r.exc_info for r in caplog.records)
