@@ -69,29 +69,13 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         level = source.get("GPUPLAN_LOG_LEVEL", "INFO").upper()
         if level not in _LOG_LEVELS:
             raise ValueError(f"GPUPLAN_LOG_LEVEL must be one of {', '.join(_LOG_LEVELS)}, got {level!r}")
-        limit_text = source.get("GPUPLAN_PLAN_TIME_LIMIT_S", "5")
-        try:
-            limit = float(limit_text)
-        except ValueError:
-            raise ValueError(
-                f"GPUPLAN_PLAN_TIME_LIMIT_S must be a number of seconds, got {limit_text!r}"
-            ) from None
+        limit = _number(source, "GPUPLAN_PLAN_TIME_LIMIT_S", "5", " of seconds")
         if not 0 < limit <= 600:
             raise ValueError(f"GPUPLAN_PLAN_TIME_LIMIT_S must be in (0, 600], got {limit}")
-        age_text = source.get("GPUPLAN_PRICE_MAX_AGE_HOURS", str(24 * 30))
-        try:
-            max_age = float(age_text)
-        except ValueError:
-            raise ValueError(
-                f"GPUPLAN_PRICE_MAX_AGE_HOURS must be a number of hours, got {age_text!r}"
-            ) from None
+        max_age = _number(source, "GPUPLAN_PRICE_MAX_AGE_HOURS", str(24 * 30), " of hours")
         if not max_age > 0:
             raise ValueError(f"GPUPLAN_PRICE_MAX_AGE_HOURS must be positive, got {max_age}")
-        factor_text = source.get("GPUPLAN_PRICE_MOVE_FACTOR", "3")
-        try:
-            factor = float(factor_text)
-        except ValueError:
-            raise ValueError(f"GPUPLAN_PRICE_MOVE_FACTOR must be a number, got {factor_text!r}") from None
+        factor = _number(source, "GPUPLAN_PRICE_MOVE_FACTOR", "3")
         if not factor > 1:
             raise ValueError(f"GPUPLAN_PRICE_MOVE_FACTOR must be above 1, got {factor}")
         token = source.get("GPUPLAN_ADMIN_TOKEN") or None
@@ -114,6 +98,15 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     def db_file(self) -> Path | None:
         """The database file, or ``None`` for an in-memory database."""
         return None if self.db_path == ":memory:" else Path(self.db_path)
+
+
+def _number(source: Mapping[str, str], name: str, default: str, unit: str = "") -> float:
+    """The float ``name`` holds (``default`` when unset); a ``ValueError`` naming it when it is not one."""
+    text = source.get(name, default)
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{name} must be a number{unit}, got {text!r}") from None
 
 
 _ORIGIN = re.compile(r"https?://[^/\s,]+")
@@ -169,12 +162,7 @@ def _api_limits(source: Mapping[str, str]) -> _ApiLimits:
     if not queue_text.strip().isdigit() or int(queue_text) > 10_000:
         raise ValueError(f"GPUPLAN_PLAN_QUEUE must be a whole number from 0 to 10000, got {queue_text!r}")
     timeout_text = source.get("GPUPLAN_REQUEST_TIMEOUT_S", "20")
-    try:
-        timeout = float(timeout_text)
-    except ValueError:
-        raise ValueError(
-            f"GPUPLAN_REQUEST_TIMEOUT_S must be a number of seconds, got {timeout_text!r}"
-        ) from None
+    timeout = _number(source, "GPUPLAN_REQUEST_TIMEOUT_S", "20", " of seconds")
     if not 0 < timeout <= 3600:
         raise ValueError(f"GPUPLAN_REQUEST_TIMEOUT_S must be in (0, 3600], got {timeout_text!r}")
     return {"plan_rate": rate, "plan_queue": int(queue_text), "request_timeout_s": timeout}
