@@ -9,8 +9,11 @@ PORT ?=
 DB ?=
 VENV := .venv
 BIN := $(VENV)/bin
-# Reinstall when pyproject.toml changes.
-STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+# Reinstall when pyproject.toml changes. `make serve` installs what serving needs; the checks add the
+# test extras (pytest, mypy, ruff, Playwright, schemathesis ...) on top.
+SUM := $(shell cksum pyproject.toml | cut -d' ' -f1)
+SERVE_STAMP := $(VENV)/.installed-serve-$(SUM)
+STAMP := $(VENV)/.installed-test-$(SUM)
 
 # The first interpreter that is Python >= 3.12 (plain python3 may be 3.11; pyenv reads .python-version).
 PYTHON ?= $(shell for p in python3.13 python3.12 python3 python; do \
@@ -33,13 +36,19 @@ $(VENV)/bin/python:
 	@echo "creating $(VENV) with $(PYTHON) ($$($(PYTHON) --version))"
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): $(VENV)/bin/python pyproject.toml
+$(SERVE_STAMP): $(VENV)/bin/python pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e .
 	rm -f $(VENV)/.installed-*
+	touch $(SERVE_STAMP)
+
+$(STAMP): $(SERVE_STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-serve: $(STAMP)
+serve: $(SERVE_STAMP)
+	@echo "gpuplan: the CLI is $(BIN)/gpuplan (or 'source $(BIN)/activate' to type gpuplan); while this"
+	@echo "gpuplan: server holds the database, CLI commands ask it (GPUPLAN_HOST:GPUPLAN_PORT, or --url)"
 	$(BIN)/gpuplan serve $(if $(HOST),--host $(HOST)) $(if $(PORT),--port $(PORT)) $(if $(DB),--db $(DB))
 
 lint: $(STAMP)
@@ -69,7 +78,7 @@ bench: $(STAMP)
 	$(BIN)/pytest tests/perf -m perf -p no:cacheprovider -s
 
 accuracy: $(STAMP)
-	$(BIN)/pytest tests/solver/test_throughput_accuracy.py tests/solver/test_memory.py -m "accuracy or not accuracy" -p no:cacheprovider -s -q
+	$(BIN)/pytest tests/solver/throughput/test_accuracy.py tests/solver/memory/test_peak.py -m "accuracy or not accuracy" -p no:cacheprovider -s -q
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

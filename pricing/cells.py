@@ -39,6 +39,12 @@ MAX_COUNT: Final = 2**31 - 1
 """The largest whole number a sheet cell may hold (the store's INTEGER columns)."""
 
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_DECIMAL: Final = re.compile(
+    r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?i:inf|infinity|nan)"
+)
+"""A number as a sheet may write it: ASCII digits, a point, an exponent (``float`` would also take
+``1_0`` and other scripts' digits such as ``٢.٥``); the words for infinity and NaN are read so that
+the bound checks name them."""
 """Control characters (C0 and C1, DEL) other than tab, line feed and carriage return."""
 
 
@@ -47,9 +53,11 @@ class JsonRow(dict[str, Any]):
     (``"gpus_per_instance": "8"``) is a problem, as it is in every JSON request body."""
 
 
-def _number_text(row: Mapping[str, Any], column: str, value: Any) -> None:
+def _number_text(row: Mapping[str, Any], column: str, value: Any, what: str = "a number") -> None:
     if isinstance(row, JsonRow) and isinstance(value, str):
         raise SheetRowError(column, f"a JSON number is expected, not the string {_shown(value)}")
+    if isinstance(value, str) and not _DECIMAL.fullmatch(value.strip()):
+        raise SheetRowError(column, f"not {what} (ASCII digits, '.', an exponent): {_shown(value)}")
 
 
 _SKIPPED: ContextVar[frozenset[str]] = ContextVar("skipped_columns", default=frozenset())
@@ -70,6 +78,9 @@ def cell_text(row: Mapping[str, Any], column: str, *, required: bool = False) ->
     if column in _SKIPPED.get():
         return ""
     value = row.get(column)
+    if isinstance(value, dict | list):  # a JSON object or array: str() would store its Python repr
+        kind = "an object" if isinstance(value, dict) else "an array"
+        raise SheetRowError(column, f"a JSON string is expected, not {kind}")
     text = "" if value is None else str(value).strip()
     if required and not text:
         raise SheetRowError(column, "empty")
@@ -135,7 +146,7 @@ def cell_count(
         return default
     if isinstance(value, bool):
         raise SheetRowError(column, f"not a whole number: {value!r}")
-    _number_text(row, column, value)
+    _number_text(row, column, value, "a whole number")
     try:
         number = float(str(value).strip())
     except (ValueError, OverflowError):

@@ -14,27 +14,32 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any, Final
 
+import msgspec
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from litestar import Litestar, Router
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.openapi.config import OpenAPIConfig
-from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 
 from service.buy_vs_rent.routes import ROUTES as BUY_VS_RENT_ROUTES
 from service.buy_vs_rent.schemas import BuyVsRentRequest
 from service.catalog.gpu_names import gpu_spellings
 from service.catalog.routes import ROUTES as CATALOG_ROUTES
+from service.db.routes import ROUTES as DB_ROUTES
 from service.db.store import Store
 from service.estimates.routes import ROUTES as ESTIMATE_ROUTES
 from service.estimates.schemas import MemoryRequest, ThroughputRequest
 from service.health import health_handler, package_version
 from service.http import ReadableResponse, check_request, require_admin
 from service.openapi import (
+    docs_assets_router,
+    docs_pages,
     document_admin_security,
     document_body_enum,
     document_known_values,
     document_raw_bodies,
+    document_tagged_union,
+    forbid_unknown_body_fields,
     keep_component_names,
     restore_body_zero_bounds,
 )
@@ -48,6 +53,7 @@ from service.ops.wiring import (
 )
 from service.plans.admission import PlanQueue, plan_rate_limit
 from service.plans.pipeline import PlanService
+from service.plans.rate_windows import RateWindows
 from service.plans.routes import ROUTES as PLAN_ROUTES
 from service.price_sheets.batches import RefreshBatches
 from service.price_sheets.refresh import Refresher
@@ -57,8 +63,7 @@ from service.problems import exception_handlers
 from service.server.limits import body_deadline
 from service.settings import Settings
 from service.web.pages import PAGES
-from solver.models import list_models
-from solver.plan_spec import PlanRequest
+from solver import PLAN_REQUEST_KINDS, list_models
 
 __all__ = ["create_app"]
 
@@ -130,6 +135,7 @@ def _v1_routes() -> Router:
             *PLAN_ROUTES,
             *PRICE_SHEET_ROUTES,
             *BUY_VS_RENT_ROUTES,
+            *DB_ROUTES,
         ],
     )
 
@@ -138,7 +144,15 @@ def _document(app: Litestar, store: Store) -> None:
     """What the generated OpenAPI document cannot know by itself: the catalog's accepted values."""
     snapshot = store.snapshot
     document_known_values(app, snapshot)
-    restore_body_zero_bounds(app, [MemoryRequest, ThroughputRequest, PlanRequest, BuyVsRentRequest])
+    bodies: list[type[msgspec.Struct]] = [
+        MemoryRequest,
+        ThroughputRequest,
+        *PLAN_REQUEST_KINDS,
+        BuyVsRentRequest,
+    ]
+    restore_body_zero_bounds(app, bodies)
+    forbid_unknown_body_fields(app, bodies)
+    document_tagged_union(app, "/v1/plans", "PlanRequest", PLAN_REQUEST_KINDS)
     document_body_enum(app, "ModelSpec", "name", {n for m in list_models() for n in (m.name, *m.aliases)})
     document_body_enum(app, "MemoryRequest", "gpu", gpu_spellings(snapshot))
     document_body_enum(app, "ThroughputRequest", "gpu", gpu_spellings(snapshot, unique=True))
@@ -156,8 +170,13 @@ def _openapi_config() -> OpenAPIConfig:
         version=package_version(),
         description=_DESCRIPTION,
         path="/schema",
-        render_plugins=[SwaggerRenderPlugin(path="/"), ScalarRenderPlugin(path="/scalar")],
+        render_plugins=docs_pages(),
     )
+
+
+def _shared_windows(store: Store) -> RateWindows | None:
+    """Where replicas count the plan rate together: the PostgreSQL database; a DuckDB process alone."""
+    return RateWindows(store) if store.backend_name == "postgresql" else None
 
 
 def create_app(settings: Settings | None = None, store: Store | None = None) -> Litestar:
@@ -179,6 +198,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        opened.keep_warm()
         scheduling.start()
         try:
             yield
@@ -189,7 +209,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
                 opened.close()
 
     app = Litestar(
-        route_handlers=[health_handler, *OPS_ROUTES, _v1_routes(), *PAGES],
+        route_handlers=[health_handler, *OPS_ROUTES, _v1_routes(), docs_assets_router(), *PAGES],
         lifespan=[lifespan],
         dependencies={
             "store": _provide(lambda: opened),
@@ -208,7 +228,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         exception_handlers={**exception_handlers, **OPS_EXCEPTION_HANDLERS},
         middleware=[
             *ops_middleware(),
-            *plan_rate_limit(config.plan_rate),
+            *plan_rate_limit(config.plan_rate, _shared_windows(opened)),
             body_deadline(config.request_timeout_s),
         ],
         cors_config=cors_config(config),

@@ -1,6 +1,7 @@
 """The ``gpuplan`` command line: ``serve`` is here; every other command is registered by its feature
 package's ``cli`` module (``db``, ``gpus`` and ``offers`` from ``catalog``, ``plan``, ``prices``,
-``buy-vs-rent``), which calls the same functions as the HTTP API on the same database file.
+``buy-vs-rent``), which calls the same functions as the HTTP API on the same database file, or, while a
+running server holds that file (or ``--url`` names one), asks that server (``service.server.client``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from service.price_sheets.sources import load_sources
 from service.server.check import register as register_check
 from service.server.limits import MAX_HEAD_BYTES, head_limited_h11
 from service.settings import Settings
-from solver.errors import InvalidWorkload
+from solver import InvalidWorkload
 
 __all__ = ["main"]
 
@@ -70,6 +71,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--db", default=settings.db_path, help=f"DuckDB file (default {settings.db_path}; GPUPLAN_DB)"
+    )
+    parser.add_argument(
+        "--url",
+        default=None,
+        help="ask the gpuplan server at this URL instead of opening the database (default: the server at "
+        "GPUPLAN_HOST:GPUPLAN_PORT, asked when it holds the database file)",
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -117,6 +124,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InvalidWorkload as exc:
         print(f"gpuplan: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `gpuplan offers | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     return result
 
 

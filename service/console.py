@@ -57,7 +57,7 @@ def print_json(value: object) -> None:
     print(readable_json(value).decode())
 
 
-def read_json_body[T](path: str, body_type: type[T], what: str) -> T:
+def read_json_body(path: str, body_type: Any, what: str) -> Any:
     """A request body from a JSON file (``-``: stdin), decoded strictly like the API does; a problem is
     an :class:`InvalidParameter` naming the field (or ``what``, the argument, when it is the file)."""
     try:

@@ -104,7 +104,12 @@ class StoreUnavailable(ServiceError):
 
 class StoreHeld(StoreUnavailable):
     """Another process holds the DuckDB file (one read-write process per file): usually a running
-    ``gpuplan serve``, which can be asked instead (``gpuplan plan --url``, ``gpuplan check``)."""
+    ``gpuplan serve``, which the CLI asks instead (``--url``, or the server at GPUPLAN_HOST:GPUPLAN_PORT).
+    ``pid`` is the holder's process id when DuckDB names it."""
+
+    def __init__(self, detail: str, *, pid: int | None = None) -> None:
+        super().__init__(detail)
+        self.pid = pid
 
 
 class Overloaded(ServiceError):

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+import os
 from importlib.metadata import PackageNotFoundError, version
-from typing import Literal
+from typing import Any, Final, Literal
 
 import msgspec
 from apscheduler.schedulers.base import BaseScheduler
-from litestar import Response, get
+from litestar import Request, Response, get
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 
 from service.db.backend import BackendName
 from service.db.store import Store
 from service.db.store_errors import STORE_ERRORS
-from service.http import ReadableResponse
+from service.http import ReadableResponse, is_admin
 from service.problems import problem_responses
 
 __all__ = ["DbHealth", "Health", "SchedulerHealth", "health_handler", "package_version"]
@@ -25,12 +26,21 @@ class DbHealth(msgspec.Struct, kw_only=True):
     backend: BackendName
     """``duckdb`` (the embedded file) or ``postgresql`` (a shared database)."""
     path: str
-    """The DuckDB file, or the PostgreSQL URL without its password."""
+    """The DuckDB file, or the PostgreSQL URL without its password (with the admin token only)."""
     schema_version: int
     gpus: int
     current_offers: int
     price_sheet_versions: int
     error: str | None = None
+    """Why the database does not answer (the driver's own words with the admin token only)."""
+
+    def public(self) -> DbHealth:
+        """What anyone may read: no location, no driver error (they name hosts, users, paths)."""
+        error = None if self.error is None else "the database does not answer"
+        return msgspec.structs.replace(self, path=HIDDEN, error=error)
+
+
+HIDDEN: Final = "(shown with the admin token)"
 
 
 class SchedulerHealth(msgspec.Struct, kw_only=True):
@@ -41,6 +51,9 @@ class SchedulerHealth(msgspec.Struct, kw_only=True):
 class Health(msgspec.Struct, kw_only=True):
     status: Literal["ok", "unavailable"]
     version: str
+    pid: int
+    """The server's process id: DuckDB names the process holding a database file by it, so a CLI
+    refused the file can tell that this server holds it and ask it instead."""
     db: DbHealth
     scheduler: SchedulerHealth
 
@@ -93,13 +106,18 @@ def _db_health(store: Store) -> DbHealth:
     responses={**problem_responses(400), 503: _UNAVAILABLE},
 )
 def health_handler(
-    store: NamedDependency[Store], scheduler: NamedDependency[BaseScheduler | None]
+    request: Request[Any, Any, Any],
+    store: NamedDependency[Store],
+    scheduler: NamedDependency[BaseScheduler | None],
 ) -> Response[Health]:
-    """200 when the database answers; 503 otherwise. Also reports the scheduler and its jobs."""
+    """200 when the database answers; 503 otherwise. Also reports the scheduler and its jobs. The
+    database's location and driver errors are shown with the admin token only."""
     db = _db_health(store)
+    db = db if is_admin(request) else db.public()
     body = Health(
         status="ok" if db.ok else "unavailable",
         version=package_version(),
+        pid=os.getpid(),
         db=db,
         scheduler=SchedulerHealth(
             running=bool(scheduler is not None and scheduler.running),

@@ -10,7 +10,10 @@ constant time.
 from __future__ import annotations
 
 import hmac
+import json
 import re
+import types
+import typing
 from typing import Annotated, Any, Final
 
 import msgspec
@@ -23,7 +26,7 @@ from litestar.params import QueryParameter
 from litestar.serialization import default_serializer
 from litestar.types import Serializer
 
-from pricing.json_depth import MAX_JSON_DEPTH, json_depth_exceeds
+from pricing import MAX_JSON_DEPTH, json_depth_exceeds
 from service.errors import Forbidden, InvalidParameter, Unauthorized
 from service.settings import Settings
 
@@ -34,8 +37,10 @@ __all__ = [
     "Offset",
     "ReadableResponse",
     "allow_header_handler",
+    "body_of",
     "check_request",
     "decode_body_strictly",
+    "is_admin",
     "readable_json",
     "reject_deep_json",
     "reject_unknown_query_params",
@@ -75,6 +80,28 @@ def readable_json(value: object, enc_hook: Serializer = default_serializer) -> b
     return msgspec.json.encode(_READABLE_DECODER.decode(encoded))
 
 
+class _Parts:
+    """Attributes looked up in ``values`` first, then in each source in turn."""
+
+    def __init__(self, sources: tuple[object, ...], values: dict[str, Any]) -> None:
+        self._sources = sources
+        self._values = values
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self._values:
+            return self._values[name]
+        for source in self._sources:
+            if hasattr(source, name):
+                return getattr(source, name)
+        raise AttributeError(name)
+
+
+def body_of[B: msgspec.Struct](body: type[B], *sources: object, **values: Any) -> B:
+    """An answer's ``body`` struct filled by field name from ``values``, then from the ``sources`` (the
+    solver's structs) in order: no field copied by hand, and a field no source has is an error."""
+    return msgspec.convert(_Parts(sources, values), body, from_attributes=True)
+
+
 class ReadableResponse[T](Response[T]):
     """The app's response class: JSON bodies (``application/json``, ``application/problem+json``) are
     encoded by ``readable_json``; anything else as Litestar does."""
@@ -85,14 +112,19 @@ class ReadableResponse[T](Response[T]):
         return readable_json(content, enc_hook)
 
 
-def _declared_query_names(request: Request[Any, Any, Any]) -> set[str]:
+def _declared_query_names(request: Request[Any, Any, Any]) -> dict[str, bool]:
+    """Every query parameter the handler declares → whether it is a whole number."""
     handler = request.route_handler
-    names: set[str] = set()
+    names: dict[str, bool] = {}
     for name, field in handler.parsed_fn_signature.parameters.items():
         kwarg = field.kwarg_definition
         if isinstance(kwarg, QueryParameter):
-            names.add(kwarg.name or name)
+            types = [t.annotation for t in field.inner_types] or [field.annotation]
+            names[kwarg.name or name] = int in types and bool not in types
     return names
+
+
+_WHOLE_NUMBER: Final = re.compile(r"[+-]?[0-9]+")
 
 
 _AT_PATH: Final = re.compile(r" - at `\$\.?([^`]*)`$")
@@ -118,6 +150,45 @@ async def reject_deep_json(request: Request[Any, Any, Any]) -> None:
         raise InvalidParameter("body", f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
 
 
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise _DuplicateKey(key)
+        seen.add(key)
+    return dict(pairs)
+
+
+def _reject_duplicate_keys(body: bytes) -> None:
+    """An object naming a key twice is a 400 naming it (JSON parsers keep the last one silently, so
+    two clients could read one body differently); malformed JSON is left to the decoder."""
+    try:
+        json.loads(body, object_pairs_hook=_no_duplicate_keys, parse_int=_keep_digits)
+    except _DuplicateKey as exc:
+        raise InvalidParameter(
+            exc.key, f"the JSON body names the key {exc.key!r} twice in one object"
+        ) from None
+    except (ValueError, RecursionError):
+        return
+
+
+def _keep_digits(digits: str) -> str:
+    """Integers stay text while looking for duplicates (``int`` refuses over 4,300 digits)."""
+    return digits
+
+
+def _is_struct_body(annotation: Any) -> bool:
+    """A Struct, or a union of Structs (a body tagged by ``kind``, such as a plan request)."""
+    members = typing.get_args(annotation) if isinstance(annotation, types.UnionType) else (annotation,)
+    return all(isinstance(m, type) and issubclass(m, msgspec.Struct) for m in members)
+
+
 async def decode_body_strictly(request: Request[Any, Any, Any]) -> None:
     """A JSON body must match its type without coercion: ``0`` is not ``false``, ``"8"`` is not ``8``.
 
@@ -129,15 +200,12 @@ async def decode_body_strictly(request: Request[Any, Any, Any]) -> None:
     field = (
         handler.parsed_fn_signature.parameters.get("data") if isinstance(handler, HTTPRouteHandler) else None
     )
-    if (
-        field is None
-        or not isinstance(field.annotation, type)
-        or not issubclass(field.annotation, msgspec.Struct)
-    ):
+    if field is None or not _is_struct_body(field.annotation):
         return
     body = await request.body()  # whatever the content type says: Litestar reads these bodies as JSON
     if not body:
         return
+    _reject_duplicate_keys(body)
     try:
         msgspec.json.decode(body, type=field.annotation, strict=True)
     except msgspec.ValidationError as exc:
@@ -156,8 +224,10 @@ async def decode_body_strictly(request: Request[Any, Any, Any]) -> None:
 
 
 async def reject_unknown_query_params(request: Request[Any, Any, Any]) -> None:
-    """A misspelt filter (``?gpus=H100``) is a 400, not a silently unfiltered list. Handlers that read
-    their query themselves (the web pages: a form's fields) say so with ``opt={"form_query": True}``."""
+    """A misspelt filter (``?gpus=H100``) is a 400, not a silently unfiltered list; so is a parameter
+    given twice (``limit=1&limit=2``: which one holds?) and a whole number written otherwise than in
+    digits (``limit=1e3``). Handlers that read their query themselves (the web pages: a form's
+    fields) say so with ``opt={"form_query": True}``."""
     if not request.query_params or request.route_handler.opt.get("form_query"):
         return
     allowed = _declared_query_names(request)
@@ -167,6 +237,11 @@ async def reject_unknown_query_params(request: Request[Any, Any, Any]) -> None:
             raise InvalidParameter(
                 key or "query", f"unknown query parameter {key!r}; this endpoint accepts: {expected}"
             )
+        values = request.query_params.getall(key)
+        if len(values) > 1:
+            raise InvalidParameter(key, f"given {len(values)} times; give it once")
+        if allowed[key] and not _WHOLE_NUMBER.fullmatch(values[0].strip()):
+            raise InvalidParameter(key, f"must be a whole number in ASCII digits, got {values[0]!r}")
 
 
 def allow_header_handler(path: str) -> HTTPRouteHandler:
@@ -184,6 +259,16 @@ def allow_header_handler(path: str) -> HTTPRouteHandler:
     return route(path, http_method=[HttpMethod.OPTIONS], include_in_schema=False, sync_to_thread=False)(
         options
     )
+
+
+def is_admin(connection: ASGIConnection[Any, Any, Any, Any]) -> bool:
+    """Whether the request carries the configured admin token (compared in constant time): the
+    operational details (database location, driver errors, file paths) are shown only then."""
+    expected: str | None = connection.app.state.settings.admin_token
+    scheme, _space, token = connection.headers.get("authorization", "").partition(" ")
+    if not expected or scheme.lower() != "bearer" or not token:
+        return False
+    return hmac.compare_digest(token.strip().encode(), expected.encode())
 
 
 def require_admin(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:

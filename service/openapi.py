@@ -7,6 +7,11 @@ price sheet are accepted too, and appear in the schema after a restart.
 
 Litestar names a component after its class, prefixed by the module path where two classes share a
 name; :func:`keep_component_names` keeps the names clients know when such a class moves.
+
+The browsable pages (Swagger UI at ``/schema``, Scalar at ``/schema/scalar``) load their scripts and
+styles from this server (:func:`docs_pages`, :data:`DOCS_ASSETS`): pinned releases shipped in
+``service/data/openapi_ui`` (``README-openapi_ui.md``: source, version, licence), so they work offline
+and nothing comes from a CDN.
 """
 
 from __future__ import annotations
@@ -14,10 +19,15 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Final
 
 import msgspec
-from litestar import Litestar
+from litestar import Litestar, Router
+from litestar.datastructures import CacheControlHeader
+from litestar.openapi.plugins import OpenAPIRenderPlugin, ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import (
+    Discriminator,
     OpenAPIMediaType,
     OpenAPIType,
     Parameter,
@@ -26,17 +36,69 @@ from litestar.openapi.spec import (
     Schema,
     SecurityScheme,
 )
+from litestar.static_files import create_static_files_router
 
 from service.catalog.gpu_names import gpu_spellings
 from service.db.snapshot import CatalogSnapshot
 
+DOCS_ASSETS: Final = "/schema/assets"
+"""Where the API documentation pages' scripts and styles are served from (this server)."""
+_UI_FILES: Final = Path(__file__).parent / "data" / "openapi_ui"
+_SWAGGER: Final = f"{DOCS_ASSETS}/swagger-ui-5.36.0"
+_SCALAR: Final = f"{DOCS_ASSETS}/scalar-api-reference-1.76.4"
+_SCALAR_OPTIONS: Final = {
+    "withDefaultFonts": False,  # else its fonts come from Scalar's font host
+    "telemetry": False,  # on by default
+    "showDeveloperTools": "never",  # the toolbar on localhost: hosted services (deploy, SDKs)
+    "agent": {"disabled": True},  # "Ask AI": Scalar's hosted assistant
+}
+"""Scalar's configuration: nothing it would fetch from or send to Scalar's services."""
+_FAVICON: Final = f"<link rel='icon' type='image/png' href='{_SWAGGER}/favicon-32x32.png'>"
+
+
+def docs_pages() -> list[OpenAPIRenderPlugin]:
+    """Swagger UI at ``/schema/`` and Scalar at ``/schema/scalar``, each on the shipped, pinned release
+    (Scalar without the parts that reach Scalar's services: ``_SCALAR_OPTIONS``)."""
+    swagger = SwaggerRenderPlugin(
+        path="/",
+        js_url=f"{_SWAGGER}/swagger-ui-bundle.js",
+        css_url=f"{_SWAGGER}/swagger-ui.css",
+        standalone_preset_js_url=f"{_SWAGGER}/swagger-ui-standalone-preset.js",
+        favicon=_FAVICON,
+    )
+    scalar = ScalarRenderPlugin(
+        path="/scalar",
+        js_url=f"{_SCALAR}/standalone.js",
+        css_url=f"{_SCALAR}/style.css",
+        favicon=_FAVICON,
+        options=_SCALAR_OPTIONS,
+    )
+    return [swagger, scalar]
+
+
+def docs_assets_router() -> Router:
+    """The shipped files of both pages under ``DOCS_ASSETS`` (versioned paths: cached for a year)."""
+    return create_static_files_router(
+        path=DOCS_ASSETS,
+        directories=[_UI_FILES],
+        include_in_schema=False,
+        cache_control=CacheControlHeader(public=True, max_age=365 * 24 * 3600),
+        name="openapi-ui-assets",
+    )
+
+
 __all__ = [
     "ADMIN_SCHEME",
+    "DOCS_ASSETS",
+    "docs_assets_router",
+    "docs_pages",
     "document_admin_security",
     "document_body_enum",
     "document_known_values",
     "document_raw_bodies",
+    "document_tagged_union",
     "enum_member_names",
+    "forbid_unknown_body_fields",
     "keep_component_names",
     "restore_body_zero_bounds",
 ]
@@ -170,6 +232,17 @@ def restore_body_zero_bounds(app: Litestar, body_types: Sequence[type[msgspec.St
                     branch.exclusive_minimum = 0
 
 
+def forbid_unknown_body_fields(app: Litestar, body_types: Sequence[type[msgspec.Struct]]) -> None:
+    """``additionalProperties: false`` on every request-body component whose struct forbids unknown
+    fields (msgspec's own JSON Schema says which), as the server answers 400 to an unknown field."""
+    components = app.openapi_schema.components.schemas or {}
+    _, truth = msgspec.json.schema_components(body_types)
+    for name, component in truth.items():
+        target = components.get(name)
+        if isinstance(target, Schema) and component.get("additionalProperties") is False:
+            target.additional_properties = False
+
+
 def document_body_enum(app: Litestar, component_name: str, prop_name: str, values: Iterable[str]) -> None:
     """List the accepted values of one request-body property (e.g. ``ModelSpec.name``) in the schema."""
     component = (app.openapi_schema.components.schemas or {}).get(component_name)
@@ -264,3 +337,24 @@ def document_raw_bodies(app: Litestar, uploads: Mapping[str, str]) -> None:
                     "application/json": OpenAPIMediaType(schema=Schema()),
                 },
             )
+
+
+def document_tagged_union(
+    app: Litestar, path: str, name: str, members: Sequence[type[msgspec.Struct]], tag_field: str = "kind"
+) -> None:
+    """The request body of ``POST path`` as one component ``name``: ``oneOf`` its tagged members with a
+    ``discriminator`` on ``tag_field`` (Litestar lists the members but names no discriminator)."""
+    schemas = app.openapi_schema.components.schemas or {}
+    prefix = "#/components/schemas/"
+    mapping = {str(m.__struct_config__.tag): prefix + m.__name__ for m in members}
+    schemas[name] = Schema(
+        one_of=[Reference(ref=ref) for ref in mapping.values()],
+        discriminator=Discriminator(property_name=tag_field, mapping=mapping),
+        description=f"One of {', '.join(mapping)}, chosen by `{tag_field}`.",
+    )
+    app.openapi_schema.components.schemas = dict(sorted(schemas.items()))
+    operation = app.openapi_schema.paths[path].post if app.openapi_schema.paths else None
+    body = operation.request_body if operation is not None else None
+    if isinstance(body, RequestBody):
+        for media in body.content.values():
+            media.schema = Reference(ref=prefix + name)

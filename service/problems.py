@@ -1,29 +1,45 @@
 """Every error becomes an RFC 9457 ``application/problem+json`` response, mapped here once; the
-:class:`Problem` schema and the OpenAPI entries of the problem responses a handler can give."""
+:class:`Problem` schema and the OpenAPI entries of the problem responses a handler can give, declared
+once per feature with :class:`FeatureRoutes`.
+
+Not Litestar's ``ProblemDetailsPlugin``: its ``ProblemDetailsException.to_response`` builds a plain
+``Response``, bypassing the app's :class:`~service.http.ReadableResponse` (problem bodies carry numbers
+too: the rejections' hours and memory), and it still needs one mapping function per exception type,
+which is what this table is."""
 
 from __future__ import annotations
 
+import inspect
 import logging
 import re
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
-from litestar import Request, Response
+from litestar import Request, Response, get, post
 from litestar.exceptions import HTTPException, TooManyRequestsException, ValidationException
+from litestar.handlers import HTTPRouteHandler
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.status_codes import (
     HTTP_400_BAD_REQUEST,
     HTTP_422_UNPROCESSABLE_ENTITY,
     HTTP_500_INTERNAL_SERVER_ERROR,
 )
-from litestar.types import ExceptionHandlersMap
+from litestar.types import AnyCallable, ExceptionHandlersMap
 
 from service.errors import ServiceError
 from service.http import ReadableResponse
 from service.ops.logs import REQUEST_ID
-from solver.errors import InvalidWorkload, NoFeasiblePlan, SolverError, UnknownModel
+from solver import InvalidWorkload, LayoutDoesNotFit, NoFeasiblePlan, SolverError, UnknownModel
 
-__all__ = ["PROBLEM_JSON", "Problem", "exception_handlers", "problem_response", "problem_responses"]
+__all__ = [
+    "PROBLEM_JSON",
+    "FeatureRoutes",
+    "Problem",
+    "exception_handlers",
+    "problem_response",
+    "problem_responses",
+]
 
 PROBLEM_JSON = "application/problem+json"
 _log = logging.getLogger("gpuplan.problems")
@@ -89,6 +105,48 @@ def problem_responses(*statuses: int) -> dict[int, ResponseSpec]:
     }
 
 
+class FeatureRoutes:
+    """What every route of one feature declares alike, said once: its OpenAPI tag, the problems all of
+    its routes can answer (a 400 for a bad parameter or body, by default), and that a plain ``def``
+    handler runs in a worker thread (it never blocks the event loop) unless it says otherwise."""
+
+    def __init__(self, tag: str, problems: Iterable[int] = (400,)) -> None:
+        self.tag = tag
+        self.problems = frozenset(problems)
+
+    def get(
+        self, path: str, *, operation_id: str, problems: Iterable[int] = (), **options: Any
+    ) -> Callable[[AnyCallable], HTTPRouteHandler]:
+        return self._route(get, path, operation_id, problems, options)
+
+    def post(
+        self, path: str, *, operation_id: str, problems: Iterable[int] = (), **options: Any
+    ) -> Callable[[AnyCallable], HTTPRouteHandler]:
+        return self._route(post, path, operation_id, problems, options)
+
+    def _route(
+        self,
+        method: Callable[..., Callable[[AnyCallable], HTTPRouteHandler]],
+        path: str,
+        operation_id: str,
+        problems: Iterable[int],
+        options: dict[str, Any],
+    ) -> Callable[[AnyCallable], HTTPRouteHandler]:
+        responses = {
+            **problem_responses(*sorted(self.problems | set(problems))),
+            **options.pop("responses", {}),
+        }
+
+        def declare(handler: AnyCallable) -> HTTPRouteHandler:
+            if not inspect.iscoroutinefunction(handler):
+                options.setdefault("sync_to_thread", True)
+            return method(path, operation_id=operation_id, tags=[self.tag], responses=responses, **options)(
+                handler
+            )
+
+        return declare
+
+
 def problem_response(
     request: Request[Any, Any, Any], status: int, title: str, detail: str, **extra: Any
 ) -> Response[dict[str, Any]]:
@@ -123,12 +181,19 @@ def _invalid_workload(request: Request[Any, Any, Any], exc: Exception) -> Respon
 def _no_feasible_plan(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
     assert isinstance(exc, NoFeasiblePlan)
     rejected = [
-        {"gpu": gpu, "reasons": [{"reason": reason, "detail": detail} for reason, detail in reasons]}
+        {"gpu": gpu, "reasons": [{"reason": r.reason, "detail": r.detail} for r in reasons]}
         for gpu, reasons in exc.rejected.items()
     ]
     return problem_response(
         request, HTTP_422_UNPROCESSABLE_ENTITY, "No feasible plan", str(exc), rejected=rejected
     )
+
+
+def _layout_does_not_fit(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    """A valid workload no parallel layout runs on the asked GPUs: 422 naming the field to change."""
+    assert isinstance(exc, LayoutDoesNotFit)
+    extra: dict[str, Any] = {"field": exc.field, "errors": [{"field": exc.field, "message": exc.message}]}
+    return problem_response(request, HTTP_422_UNPROCESSABLE_ENTITY, "Layout does not fit", str(exc), **extra)
 
 
 def _solver_error(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
@@ -210,6 +275,7 @@ exception_handlers: ExceptionHandlersMap = {
     ServiceError: _service_error,
     InvalidWorkload: _invalid_workload,
     NoFeasiblePlan: _no_feasible_plan,
+    LayoutDoesNotFit: _layout_does_not_fit,
     SolverError: _solver_error,
     ValidationException: _validation_error,
     HTTPException: _http_error,

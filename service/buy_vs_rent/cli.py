@@ -19,12 +19,12 @@ import msgspec
 from tabulate import tabulate
 
 from service.buy_vs_rent.compare import buy_vs_rent
-from service.buy_vs_rent.formats import cumulative_cost_svg, monthly_csv
 from service.buy_vs_rent.own_inputs import OWN_INPUTS
 from service.buy_vs_rent.schemas import BuyVsRentRequest, BuyVsRentResponse
 from service.console import print_json
 from service.db.store import Store
-from solver.errors import SolverError
+from service.server.client import add_target_options, reach
+from solver import SolverError
 
 __all__ = ["register"]
 
@@ -142,6 +142,17 @@ def _print_summary(answer: BuyVsRentResponse) -> None:
     )
 
 
+def _write_files(answer: BuyVsRentResponse, csv: str | None, svg: str | None) -> None:
+    """``--csv`` and ``--svg``: the monthly schedule and the chart (matplotlib is imported only for them:
+    it costs every other command a second of start-up)."""
+    from service.buy_vs_rent.formats import cumulative_cost_svg, monthly_csv
+
+    if csv is not None:
+        Path(csv).write_text(monthly_csv(answer), encoding="utf-8", newline="")
+    if svg is not None:
+        Path(svg).write_bytes(cumulative_cost_svg(answer))
+
+
 def _cmd_buy_vs_rent(args: argparse.Namespace) -> int:
     try:
         request = _request(args)
@@ -149,15 +160,15 @@ def _cmd_buy_vs_rent(args: argparse.Namespace) -> int:
         print(f"gpuplan: {exc}", file=sys.stderr)
         return 2
     try:
-        with Store.open(args.db) as store, _native_stdout_to_stderr():
-            answer = buy_vs_rent(store.snapshot, request)
+        with reach(args) as where, _native_stdout_to_stderr():
+            if isinstance(where, Store):
+                answer = buy_vs_rent(where.snapshot, request)
+            else:  # the CSV and the chart are drawn here from the answer, as the server draws them
+                answer = where.post("/v1/buy-vs-rent", BuyVsRentResponse, request)
     except SolverError as exc:
         print(f"gpuplan: {exc}", file=sys.stderr)
         return 1
-    if args.csv is not None:
-        Path(args.csv).write_text(monthly_csv(answer), encoding="utf-8", newline="")
-    if args.svg is not None:
-        Path(args.svg).write_bytes(cumulative_cost_svg(answer))
+    _write_files(answer, args.csv, args.svg)
     if args.json:
         print_json(answer)
     else:
@@ -176,7 +187,7 @@ def register(subparsers: Any) -> None:
         description="Arguments mirror POST /v1/buy-vs-rent; ownership inputs left out default from the "
         "ownership sheet (each with its source).",
     )
-    parser.add_argument("--db", default=argparse.SUPPRESS, help="DuckDB file (GPUPLAN_DB)")
+    add_target_options(parser)
     parser.add_argument("--gpu", required=True, help="one GPU: id, name or alias (e.g. h100-sxm)")
     parser.add_argument("--horizon-months", type=int, required=True, help="months compared (1-240)")
     parser.add_argument(

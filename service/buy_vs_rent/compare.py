@@ -1,12 +1,12 @@
 """Buy vs rent for one GPU type, shared by the HTTP API (``POST /v1/buy-vs-rent``) and the CLI.
 
-The arithmetic and its conventions are in ``pricing.tco`` (owned cost, cash flows, NPV, break-even),
-``pricing.tco_sensitivity`` (grid, tornado) and ``solver.hybrid`` (own + rent MILP); defaults come
-from the current ownership sheet (``pricing.ownership_defaults``). ``service.buy_vs_rent.inputs`` reads
+The arithmetic and its conventions are in ``pricing.ownership.tco`` (owned cost, cash flows, NPV, break-even),
+``pricing.ownership.sensitivity`` (grid, tornado) and ``solver.optimise.hybrid`` (own + rent MILP); defaults come
+from the current ownership sheet (``pricing.ownership.defaults``). ``service.buy_vs_rent.inputs`` reads
 what a request needs from the catalog snapshot and fills every input from the request or a sourced
 default; this module assembles the answer with every number's source in ``assumptions``.
 
-Service conventions on top of ``pricing.tco``:
+Service conventions on top of ``pricing.ownership.tco``:
 
 * ``utilization`` mode: a fleet of ``gpu_count`` GPUs, each busy ``utilization`` × 730 hours a month.
 * ``monthly_demand_gpu_hours`` mode: the list (repeated to fill the horizon when shorter) is the
@@ -24,9 +24,29 @@ from typing import Final, Literal
 
 import msgspec
 
-from pricing import tco
-from pricing.tco_returns import MonthValue, investment_returns, schedule_values
-from pricing.tco_sensitivity import Scenario, sensitivity_grid, tornado
+from pricing import (
+    HOURS_PER_MONTH,
+    BreakEven,
+    Comparison,
+    MonthValue,
+    OwnershipInputs,
+    RentBilling,
+    Scenario,
+    annualised_capital_usd,
+    break_even_utilization,
+    busy_energy_usd_per_hour,
+    compare,
+    fixed_usd_per_gpu_hour,
+    hybrid_coefficients,
+    idle_energy_usd_per_hour,
+    investment_returns,
+    monthly_rate,
+    own_cash_flows,
+    owned_usd_per_busy_gpu_hour,
+    schedule_values,
+    sensitivity_grid,
+    tornado,
+)
 from service.buy_vs_rent.inputs import rent_price, resolve_demand, resolve_gpu, resolve_inputs, sheet_rows
 from service.buy_vs_rent.schemas import (
     Assumption,
@@ -38,17 +58,17 @@ from service.buy_vs_rent.schemas import (
     Sensitivity,
 )
 from service.db.snapshot import CatalogSnapshot
-from solver.hybrid import FleetCost, HybridProblem, solve_hybrid
+from solver import FleetCost, HybridProblem, solve_hybrid
 
 __all__ = ["buy_vs_rent"]
 
 
-def _derived(inputs: tco.OwnershipInputs, utilization: float, *, given: bool) -> list[Assumption]:
+def _derived(inputs: OwnershipInputs, utilization: float, *, given: bool) -> list[Assumption]:
     def item(name: str, value: float, unit: str, how: str) -> Assumption:
         return Assumption(name=name, value=value, unit=unit, source="derived", citation=how)
 
     return [
-        item("hours_per_month", tco.HOURS_PER_MONTH, "hours", "8,760 hours a year / 12"),
+        item("hours_per_month", HOURS_PER_MONTH, "hours", "8,760 hours a year / 12"),
         item(
             "capital_usd_per_gpu",
             inputs.capital_usd_per_gpu,
@@ -57,29 +77,27 @@ def _derived(inputs: tco.OwnershipInputs, utilization: float, *, given: bool) ->
         ),
         item(
             "annualised_capital_usd_per_gpu",
-            tco.annualised_capital_usd(inputs),
+            annualised_capital_usd(inputs),
             "USD per GPU-year",
             "straight line (discount rate 0) or capital recovery with residual value",
         ),
         item("life_months", float(inputs.life_months), "months", "round(12 × useful life), at least 1"),
-        item(
-            "monthly_discount_rate", tco.monthly_rate(inputs.discount_rate), "per month", "(1 + r)^(1/12) − 1"
-        ),
+        item("monthly_discount_rate", monthly_rate(inputs.discount_rate), "per month", "(1 + r)^(1/12) − 1"),
         item(
             "fixed_usd_per_gpu_hour",
-            tco.fixed_usd_per_gpu_hour(inputs),
+            fixed_usd_per_gpu_hour(inputs),
             "USD per provisioned GPU-hour",
             "(annualised capital + maintenance) / 8,760 + colocation kW × USD/kW-month / 730",
         ),
         item(
             "busy_energy_usd_per_hour",
-            tco.busy_energy_usd_per_hour(inputs),
+            busy_energy_usd_per_hour(inputs),
             "USD per GPU-hour",
             "kW × load fraction × PUE × USD/kWh",
         ),
         item(
             "idle_energy_usd_per_hour",
-            tco.idle_energy_usd_per_hour(inputs),
+            idle_energy_usd_per_hour(inputs),
             "USD per GPU-hour",
             "kW × idle power fraction × PUE × USD/kWh",
         ),
@@ -89,25 +107,23 @@ def _derived(inputs: tco.OwnershipInputs, utilization: float, *, given: bool) ->
     ]
 
 
-def _fleet_flows(
-    inputs: tco.OwnershipInputs, fleet: FleetCost, rent: float, billing: tco.RentBilling
-) -> list[float]:
+def _fleet_flows(inputs: OwnershipInputs, fleet: FleetCost, rent: float, billing: RentBilling) -> list[float]:
     """Undiscounted monthly cash flows (months 0..H) of one hybrid fleet."""
-    own = tco.own_cash_flows(inputs, gpus=fleet.owned_gpus, busy_gpu_hours=fleet.served_gpu_hours)
+    own = own_cash_flows(inputs, gpus=fleet.owned_gpus, busy_gpu_hours=fleet.served_gpu_hours)
     if billing == "reserved":
-        rented = [fleet.reserved_gpus * tco.HOURS_PER_MONTH * rent for _ in fleet.rented_gpu_hours]
+        rented = [fleet.reserved_gpus * HOURS_PER_MONTH * rent for _ in fleet.rented_gpu_hours]
     else:
         rented = [hours * rent for hours in fleet.rented_gpu_hours]
     return [sum(own[0]), *(sum(own[m]) + rented[m - 1] for m in range(1, len(own)))]
 
 
 def _hybrid(
-    inputs: tco.OwnershipInputs, demand: list[float], rent: float, billing: tco.RentBilling
+    inputs: OwnershipInputs, demand: list[float], rent: float, billing: RentBilling
 ) -> tuple[HybridOut, list[float]]:
-    coefficients = tco.hybrid_coefficients(inputs, horizon_months=len(demand), rent_usd_per_gpu_hour=rent)
+    coefficients = hybrid_coefficients(inputs, horizon_months=len(demand), rent_usd_per_gpu_hour=rent)
     problem = HybridProblem(
         demand_gpu_hours=demand,
-        hours_per_gpu_month=tco.HOURS_PER_MONTH,
+        hours_per_gpu_month=HOURS_PER_MONTH,
         owned_fixed_usd_per_gpu=coefficients.owned_fixed_usd_per_gpu,
         owned_busy_usd_per_hour=coefficients.owned_busy_usd_per_hour,
         rent_usd_per_hour=coefficients.rent_usd_per_hour,
@@ -154,7 +170,7 @@ class Headline(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def _recommend(
-    headline: Headline, gpu_name: str, gpus: int, hybrid: HybridOut | None, break_even: tco.BreakEven
+    headline: Headline, gpu_name: str, gpus: int, hybrid: HybridOut | None, break_even: BreakEven
 ) -> Recommendation:
     own, rent = headline.npv_own_usd, headline.npv_rent_usd
     options: list[tuple[Literal["own", "rent", "hybrid"], float]] = [("own", own), ("rent", rent)]
@@ -190,7 +206,7 @@ def _recommend(
 
 
 def _schedule(
-    comparison: tco.Comparison, values: list[MonthValue], hybrid_flows: list[float] | None
+    comparison: Comparison, values: list[MonthValue], hybrid_flows: list[float] | None
 ) -> list[MonthRow]:
     """The monthly rows with their running totals (the hybrid's where there is a demand profile),
     present values, depreciation and book value."""
@@ -219,7 +235,7 @@ def _schedule(
     return rows
 
 
-def _sensitivity(scenario: Scenario, comparison: tco.Comparison) -> Sensitivity:
+def _sensitivity(scenario: Scenario, comparison: Comparison) -> Sensitivity:
     return Sensitivity(
         measure="own advantage = NPV of renting − NPV of owning (USD; positive: owning saves)",
         base_own_advantage_usd=comparison.npv_rent_usd - comparison.npv_own_usd,
@@ -244,23 +260,23 @@ def buy_vs_rent(snapshot: CatalogSnapshot, request: BuyVsRentRequest) -> BuyVsRe
     sheets = sheet_rows(snapshot, gpu.gpu_id)
     inputs, assumptions = resolve_inputs(request, sheets.prices, sheets.defaults, gpu.tdp_w)
     rent, offer, rent_assumptions = rent_price(request, sheets.defaults, sheets.offers)
-    billing: tco.RentBilling = "per_busy_hour" if request.rent.commitment == "on_demand" else "reserved"
+    billing: RentBilling = "per_busy_hour" if request.rent.commitment == "on_demand" else "reserved"
     scenario = Scenario(
         inputs=inputs, gpus=gpus, busy_gpu_hours=busy, rent_usd_per_gpu_hour=rent, billing=billing
     )
-    comparison = tco.compare(**msgspec.structs.asdict(scenario))
+    comparison = compare(**msgspec.structs.asdict(scenario))
     # a utilization the user gave is reported as given (busy hours / GPU-hours only round-trips it
     # to 0.6999999999999998); from a demand profile it is derived
     given = request.utilization is not None
     utilization = scenario.mean_utilization if request.utilization is None else request.utilization
-    break_even = tco.break_even_utilization(inputs, rent, billing)
+    break_even = break_even_utilization(inputs, rent, billing)
     hybrid, hybrid_flows = _hybrid(inputs, busy, rent, billing) if is_profile else (None, None)
     headline = Headline(
         npv_own_usd=comparison.npv_own_usd,
         npv_rent_usd=comparison.npv_rent_usd,
         horizon_months=request.horizon_months,
         discount_rate=inputs.discount_rate,
-        owned_usd_per_busy_gpu_hour=tco.owned_usd_per_busy_gpu_hour(inputs, utilization),
+        owned_usd_per_busy_gpu_hour=owned_usd_per_busy_gpu_hour(inputs, utilization),
         rent_usd_per_busy_gpu_hour=rent if billing == "per_busy_hour" else rent / utilization,
         utilization=utilization,
         break_even_month=comparison.break_even_month,

@@ -13,8 +13,9 @@ from collections.abc import Sequence
 
 import msgspec
 
-from pricing import tco
-from pricing.ownership_defaults import (
+from pricing import (
+    HOURS_PER_MONTH,
+    OwnershipInputs,
     SheetDefault,
     SheetPrice,
     SourcedValue,
@@ -105,7 +106,7 @@ def resolve_demand(request: BuyVsRentRequest) -> tuple[int, list[float], bool]:
     if request.utilization is not None:
         if request.gpu_count is None:
             raise InvalidParameter("gpu_count", "required with utilization (how many GPUs to buy or rent)")
-        busy = request.gpu_count * request.utilization * tco.HOURS_PER_MONTH
+        busy = request.gpu_count * request.utilization * HOURS_PER_MONTH
         return request.gpu_count, [busy] * horizon, False
     profile = request.monthly_demand_gpu_hours or []
     if len(profile) > horizon:
@@ -115,7 +116,7 @@ def resolve_demand(request: BuyVsRentRequest) -> tuple[int, list[float], bool]:
     if max(profile) < 1:
         raise InvalidParameter("monthly_demand_gpu_hours", "needs at least one month with 1 GPU-hour or more")
     demand = [profile[m % len(profile)] for m in range(horizon)]
-    peak = math.ceil(max(demand) / tco.HOURS_PER_MONTH - 1e-9)
+    peak = math.ceil(max(demand) / HOURS_PER_MONTH - 1e-9)
     gpus = request.gpu_count if request.gpu_count is not None else peak
     if gpus < peak:
         raise InvalidParameter(
@@ -131,7 +132,7 @@ def resolve_inputs(
     prices: Sequence[SheetPrice],
     defaults: Sequence[SheetDefault],
     tdp: float | None,
-) -> tuple[tco.OwnershipInputs, list[Assumption]]:
+) -> tuple[OwnershipInputs, list[Assumption]]:
     own = request.own
     choice = choose_defaults(
         prices, defaults, gpu_tdp_w=tdp, user_price=own.purchase_price_usd_per_gpu is not None
@@ -154,7 +155,7 @@ def resolve_inputs(
             raise InvalidParameter(f"own.{name}", f"the ownership sheet has no {what} for this GPU; give it")
         values[name] = default.value
         assumptions.append(_sourced(name, default))
-    return tco.OwnershipInputs(**values), assumptions
+    return OwnershipInputs(**values), assumptions
 
 
 def _discounted(

@@ -31,7 +31,7 @@ def _described() -> tuple[OwnInput, ...]:
 
 
 OWN_INPUTS: Final = _described()
-"""Every ownership input, in the order of ``OwnInputs`` (and of ``pricing.tco.OwnershipInputs``)."""
+"""Every ownership input, in the order of ``OwnInputs`` (and of ``pricing.ownership.tco.OwnershipInputs``)."""
 
 UNITS: Final = {item.name: item.unit for item in OWN_INPUTS}
 """The unit of each input, as ``assumptions`` state it when the request gives the value."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, Literal, cast
 
-from litestar import Request, Response, post
+from litestar import Request, Response
 from litestar.di import NamedDependency
 from litestar.handlers import HTTPRouteHandler
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, Schema
@@ -18,9 +18,12 @@ from service.buy_vs_rent.schemas import BuyVsRentRequest, BuyVsRentResponse
 from service.db.store import Store
 from service.errors import InvalidParameter
 from service.http import ReadableResponse, decode_body_strictly, reject_deep_json, reject_unknown_query_params
-from service.problems import problem_responses
+from service.problems import FeatureRoutes
 
 __all__ = ["ROUTES"]
+
+_API = FeatureRoutes("finance")
+"""Every route of this feature: tagged ``finance``, a 400 for a bad parameter or body."""
 
 CSV_MEDIA_TYPE = "text/csv"
 SVG_MEDIA_TYPE = "image/svg+xml"
@@ -68,13 +71,11 @@ def _negotiate(request: Request[Any, Any, Any], format: str | None) -> str:
     return _BY_MEDIA_TYPE.get(best or "application/json", "json")
 
 
-@post(
+@_API.post(
     "/buy-vs-rent",
     operation_id="buyVsRent",
-    tags=["finance"],
+    problems=(422,),
     status_code=200,
-    sync_to_thread=True,
-    responses=problem_responses(400, 422),
     operation_class=_FormatsOperation,
     before_request=_reject_unknown_query,
 )

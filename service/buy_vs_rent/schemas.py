@@ -11,9 +11,9 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import Meta
 
-from pricing.tco_sensitivity import GridCell, TornadoBar
+from pricing import GridCell, TornadoBar
 from service.catalog.schemas import OfferKey
-from solver.mip import SolveOutcome
+from solver import SolveOutcome
 
 __all__ = [
     "Assumption",

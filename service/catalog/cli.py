@@ -6,25 +6,28 @@ import argparse
 from typing import Any
 
 from service.catalog.queries import OFFER_SORTS, GpuQuery, OfferQuery, list_gpus, list_offers
-from service.catalog.schemas import GpuOut
+from service.catalog.schemas import GpuOut, GpuPage, OfferPage
 from service.console import print_json, print_table
 from service.db.store import Store
-from solver.network import NETWORK_CLASSES
-from solver.software import REQUIREMENTS
+from service.server.client import add_target_options, query_params, reach
+from solver import NETWORK_CLASSES, REQUIREMENTS
 
 __all__ = ["register"]
 
 
 def _cmd_gpus(args: argparse.Namespace) -> int:
-    with Store.open(args.db) as store:
-        query = GpuQuery(
-            vendor=args.vendor,
-            min_memory_gib=args.min_memory_gib,
-            mig=args.mig,
-            supports=args.supports,
-            limit=1000,
-        )
-        page = list_gpus(store.snapshot, query)
+    query = GpuQuery(
+        vendor=args.vendor,
+        min_memory_gib=args.min_memory_gib,
+        mig=args.mig,
+        supports=args.supports,
+        limit=1000,
+    )
+    with reach(args) as where:
+        if isinstance(where, Store):
+            page = list_gpus(where.snapshot, query)
+        else:
+            page = where.get("/v1/gpus", GpuPage, query_params(query))
     if args.json:
         print_json(page)
         return 0
@@ -87,8 +90,12 @@ def _print_slices(items: list[GpuOut]) -> None:
 
 
 def _cmd_offers(args: argparse.Namespace) -> int:
-    with Store.open(args.db) as store:  # every filter of the query is an option of the same name
-        page = list_offers(store, OfferQuery(**{f: getattr(args, f) for f in OfferQuery.__struct_fields__}))
+    query = OfferQuery(**{f: getattr(args, f) for f in OfferQuery.__struct_fields__})  # options of one name
+    with reach(args) as where:
+        if isinstance(where, Store):
+            page = list_offers(where, query)
+        else:
+            page = where.get("/v1/offers", OfferPage, query_params(query))
     if args.json:
         print_json(page)
         return 0
@@ -128,7 +135,7 @@ def _cmd_offers(args: argparse.Namespace) -> int:
 def register(sub: Any) -> None:
     """Add ``gpuplan gpus`` and ``gpuplan offers`` to the CLI's subparsers."""
     gpus = sub.add_parser("gpus", help="list the GPU catalog")
-    gpus.add_argument("--db", default=argparse.SUPPRESS)
+    add_target_options(gpus)
     gpus.add_argument("--vendor")
     gpus.add_argument("--min-memory-gib", type=float)
     gpus.add_argument("--mig", action="store_true", help="list the MIG slices of the GPUs instead")
@@ -137,7 +144,7 @@ def register(sub: Any) -> None:
     gpus.set_defaults(func=_cmd_gpus)
 
     offers = sub.add_parser("offers", help="list current rental offers")
-    offers.add_argument("--db", default=argparse.SUPPRESS)
+    add_target_options(offers)
     offers.add_argument("--gpu", help="GPU id, name or alias (H100 matches every H100 variant)")
     offers.add_argument("--provider")
     offers.add_argument("--region")

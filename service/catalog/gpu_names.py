@@ -12,7 +12,7 @@ import re
 
 from service.db.snapshot import CatalogSnapshot
 from service.errors import InvalidParameter
-from solver.gpus import GpuSpec
+from solver import GpuSpec
 
 __all__ = ["compact_name", "gpu_spellings", "one_gpu", "resolve_gpu_names", "resolve_slice"]
 

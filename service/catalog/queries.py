@@ -29,10 +29,7 @@ from service.catalog.software_support import SOFTWARE_INDEX
 from service.db.snapshot import CatalogSnapshot
 from service.db.store import Store
 from service.errors import InvalidParameter, NotFound
-from solver.gpus import INTERCONNECT_RANK, GpuSpec
-from solver.mig import SliceSpec
-from solver.network import Network, NetworkClass
-from solver.software import REQUIREMENTS
+from solver import INTERCONNECT_RANK, REQUIREMENTS, GpuSpec, Network, NetworkClass, SliceSpec
 
 __all__ = [
     "OFFER_SORTS",
@@ -137,6 +134,7 @@ _GPU_FIELDS: Final = GpuSpec.__struct_fields__
 def _gpu_out(snapshot: CatalogSnapshot, gpu_id: str) -> GpuOut:
     gpu = snapshot.gpu_spec(gpu_id)
     fields = {name: getattr(gpu, name) for name in _GPU_FIELDS}
+    fields["precisions"] = list(gpu.precisions)
     runs = snapshot.derive(SOFTWARE_INDEX).gpus[_whole_gpu_id(gpu)]
     software = GpuSoftwareOut(stack=runs.stack, architecture=runs.architecture, supports=list(runs.supports))
     if isinstance(gpu, SliceSpec):

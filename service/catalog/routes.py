@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Final, Literal
 
 import anyio.to_thread
-from litestar import Response, get, post
+from litestar import Response
 from litestar.di import NamedDependency
 from litestar.handlers import HTTPRouteHandler
 from litestar.params import PathParameter, QueryParameter, RawBody
@@ -41,16 +41,16 @@ from service.http import (
 )
 from service.price_sheets.rejection import ProfileRejection, SheetRejected, rejection_spec
 from service.price_sheets.sources import validate_source_name
-from service.problems import problem_responses
-from solver.network import NetworkClass
-from solver.software import Requirement
+from service.problems import FeatureRoutes
+from solver import NetworkClass, Requirement
 
 __all__ = ["ROUTES"]
 
+_API = FeatureRoutes("catalog")
+"""Every route of this feature: tagged ``catalog``, a 400 for a bad parameter or body."""
 
-@get(
-    "/gpus", operation_id="listGpus", tags=["catalog"], sync_to_thread=False, responses=problem_responses(400)
-)
+
+@_API.get("/gpus", operation_id="listGpus", sync_to_thread=False)
 def list_gpus_handler(
     store: NamedDependency[Store],
     vendor: Annotated[str | None, QueryParameter(description="NVIDIA or AMD", max_length=100)] = None,
@@ -87,13 +87,7 @@ def list_gpus_handler(
     return list_gpus(store.snapshot, query)
 
 
-@get(
-    "/gpus/{gpu_id:str}",
-    operation_id="getGpu",
-    tags=["catalog"],
-    sync_to_thread=False,
-    responses=problem_responses(400, 404),
-)
+@_API.get("/gpus/{gpu_id:str}", operation_id="getGpu", problems=(404,), sync_to_thread=False)
 def get_gpu_handler(
     store: NamedDependency[Store],
     gpu_id: Annotated[str, PathParameter(description="Canonical id (h100-sxm), name or unambiguous alias")],
@@ -111,13 +105,7 @@ MinNetworkGbps = Annotated[
 ]
 
 
-@get(
-    "/offers",
-    operation_id="listOffers",
-    tags=["catalog"],
-    sync_to_thread=True,
-    responses=problem_responses(400),
-)
+@_API.get("/offers", operation_id="listOffers")
 def list_offers_handler(
     store: NamedDependency[Store],
     gpu: Annotated[
@@ -158,13 +146,7 @@ def list_offers_handler(
     return list_offers(store, OfferQuery(**fields))
 
 
-@get(
-    "/profiles",
-    operation_id="listProfiles",
-    tags=["catalog"],
-    sync_to_thread=True,
-    responses=problem_responses(400),
-)
+@_API.get("/profiles", operation_id="listProfiles")
 def list_profiles_handler(
     store: NamedDependency[Store],
     gpu: Annotated[str | None, QueryParameter(description="GPU id, name or alias", max_length=200)] = None,
@@ -201,14 +183,14 @@ def list_profiles_handler(
     return list_profiles(store, query)
 
 
-@post(
+@_API.post(
     "/profiles",
     operation_id="uploadServingProfiles",
-    tags=["catalog"],
+    problems=(401, 403, 413),
+    responses={**rejection_spec(ProfileRejection)},
     guards=[require_admin],
     request_max_body_size=MAX_UPLOAD_BYTES,
     status_code=201,
-    responses={**problem_responses(400, 401, 403, 413), **rejection_spec(ProfileRejection)},
 )
 async def upload_serving_profiles_handler(
     store: NamedDependency[Store],
@@ -230,13 +212,7 @@ async def upload_serving_profiles_handler(
     return ReadableResponse(report, status_code=201)
 
 
-@get(
-    "/profiles/serving",
-    operation_id="listServingProfiles",
-    tags=["catalog"],
-    sync_to_thread=False,
-    responses=problem_responses(400),
-)
+@_API.get("/profiles/serving", operation_id="listServingProfiles", sync_to_thread=False)
 def list_serving_profiles_handler(
     store: NamedDependency[Store],
     gpu: Annotated[str | None, QueryParameter(description="GPU id, name or alias", max_length=200)] = None,

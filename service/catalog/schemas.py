@@ -6,9 +6,8 @@ from typing import Literal
 
 import msgspec
 
-from pricing.offers import SheetProblem
-from solver.network import Network
-from solver.profiles import ServingProfile
+from pricing import SheetProblem
+from solver import Network, ServingProfile
 
 __all__ = [
     "GpuOut",
@@ -58,16 +57,23 @@ class GpuOut(msgspec.Struct, kw_only=True):
 
     A MIG slice (listed with ``?mig=true``) is a GPU of its own: ``parent_gpu_id`` and ``mig_profile``
     say what it is a slice of, its peak, bandwidth and TDP are the parent's scaled by ``mig``'s
-    fractions. A whole GPU lists the ids of its slices in ``mig_slices``.
+    fractions. A whole GPU lists the ids of its slices in ``mig_slices``. ``precisions`` are the formats
+    it computes in (a plan at another precision is rejected for it); ``bf16_tflops`` is empty on GPUs
+    without bf16 (Volta, Turing), whose 16-bit peak is ``fp16_tflops``.
     """
 
     gpu_id: str
     name: str
     vendor: str
+    architecture: str
+    family: str
+    nvlink_domain: int
+    precisions: list[str]
     memory_gib: float
     memory_type: str | None
     memory_bandwidth_tbps: float | None
     bf16_tflops: float | None
+    fp16_tflops: float | None
     tdp_w: float | None
     nvlink: bool | None
     nvlink_bandwidth_gbps: float | None

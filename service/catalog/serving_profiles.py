@@ -1,25 +1,32 @@
 """Serving-capacity profiles uploaded by operators (POST /v1/profiles): parse, validate, replace.
 
 Columns (CSV header, or JSON objects in a list or ``{"profiles": [...]}``): ``model`` (a catalog model
-name or alias), ``gpu`` (an id, name or unambiguous alias), ``tp`` (default 1), ``input_len_lo_excl``,
+name or alias), ``gpu`` (an id, name or unambiguous alias), ``tp`` (default 1, at most 64), ``input_len_lo_excl``,
 ``input_len_hi_incl``, ``output_len_lo_excl``, ``output_len_hi_incl`` (the bucket: lengths in
 ``(lo, hi]``), ``max_requests_per_s`` (one replica's capacity at the SLO), ``slo`` (free text, e.g.
-``"p99 ttft<=500ms tpot<=50ms"``), ``source`` (where the numbers come from; required). A sheet with
-any problem is rejected whole, with every problem and its line. An accepted sheet replaces the rows
+``"p99 ttft<=500ms tpot<=50ms"``), ``source`` (where the numbers come from; required); any other
+column is a problem. A sheet with any problem is rejected whole, with every problem and its line. An accepted sheet replaces the rows
 previously uploaded under the same ``source`` name; the shipped Mélange rows are never replaced.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import msgspec
 
-from pricing.cells import MAX_COUNT, cell_count, cell_float, cell_text
-from pricing.errors import SheetRowError
-from pricing.offers import SheetProblem, collect_rows
-from pricing.sheet_rows import SheetRows, read_table
+from pricing import (
+    MAX_COUNT,
+    SheetProblem,
+    SheetRowError,
+    SheetRows,
+    cell_count,
+    cell_float,
+    cell_text,
+    collect_rows,
+    read_columns,
+)
 from service.catalog.gpu_names import resolve_gpu_names
 from service.catalog.schemas import ProfileUploadReport
 from service.db.backend import Cursor
@@ -28,9 +35,7 @@ from service.db.sequences import take_ids
 from service.db.snapshot import CatalogSnapshot
 from service.db.store import Store
 from service.errors import InvalidParameter
-from solver.errors import UnknownModel
-from solver.models import lookup_model
-from solver.profiles import ServingProfile
+from solver import ServingProfile, UnknownModel, lookup_model
 
 __all__ = ["import_serving_profiles"]
 
@@ -46,8 +51,23 @@ _REQUIRED = (
 )
 
 
+_COLUMNS = (*_REQUIRED, "tp", "slo")
+MAX_SERVING_TP: Final = 64
+"""The largest tensor-parallel degree a serving profile may state (an NVLink domain of 64 GPUs; the
+planner's replicas stay within one instance, 8 GPUs on today's offers)."""
+
+
 def _rows(body: bytes, fmt: Literal["csv", "json"], file: str) -> tuple[SheetRows, list[SheetProblem]]:
-    return read_table(body, json_format=fmt == "json", list_key="profiles", required=_REQUIRED, file=file)
+    """The sheet's rows; a sheet that cannot be read, or has a column no profile has (a misspelt one
+    would be dropped silently), is one problem."""
+    table, problems = read_columns(
+        body, json_format=fmt == "json", list_key="profiles", required=_REQUIRED, file=file
+    )
+    unknown = sorted(table.names - set(_COLUMNS))
+    if unknown and not problems:
+        reason = f"unknown column(s): {', '.join(map(repr, unknown))}; profiles have {', '.join(_COLUMNS)}"
+        return [], [SheetProblem(file=file, line=0, column=unknown[0], value=None, reason=reason)]
+    return table.rows(), problems
 
 
 def _parse(row: Mapping[str, Any], snapshot: CatalogSnapshot, serving_id: int) -> ServingProfile:
@@ -78,7 +98,7 @@ def _parse(row: Mapping[str, Any], snapshot: CatalogSnapshot, serving_id: int) -
         serving_id=serving_id,
         model=model,
         gpu_id=ids[0],
-        tp=cell_count(row, "tp", default=1),
+        tp=cell_count(row, "tp", default=1, maximum=MAX_SERVING_TP),
         max_requests_per_s=rate,
         slo=cell_text(row, "slo") or None,
         hourly_cost_usd=None,

@@ -14,14 +14,7 @@ import io
 from service.db.seed_files import seed_file_text
 from service.db.snapshot import Derived
 from service.errors import ServiceError
-from solver.software import (
-    ARCHITECTURE_NAMES,
-    REQUIREMENTS,
-    VENDOR_STACK,
-    SoftwareIndex,
-    SupportRow,
-    SupportTable,
-)
+from solver import ARCHITECTURE_NAMES, REQUIREMENTS, VENDOR_STACK, SoftwareIndex, SupportRow, SupportTable
 
 __all__ = ["SOFTWARE_FILE", "SOFTWARE_INDEX", "parse_support_rows", "support_table"]
 

@@ -1,4 +1,8 @@
-"""``gpuplan db init|stats``: create, migrate and seed the database; what it holds and what it could not use."""
+"""``gpuplan db init|stats``: create, migrate and seed the database; what it holds and what it could not use.
+
+While a running server holds the database, ``init`` says what that server made of it and ``stats`` asks
+it (``GET /v1/db/stats``); see ``service.server.client``.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +10,31 @@ import argparse
 from typing import Any
 
 from service.console import print_json, print_table
-from service.db.stats import db_stats
+from service.db.stats import DbStats, db_stats
 from service.db.store import Store
+from service.health import Health
+from service.server.client import ApiClient, add_target_options, reach
 
 __all__ = ["register"]
 
 
+def _init_through(server: ApiClient) -> None:
+    health = server.get("/health", Health)
+    print(
+        f"database held by the gpuplan server at {server.url} (process {health.pid}), which created, "
+        f"migrated and seeded it: schema version {health.db.schema_version}, {health.db.gpus} GPUs, "
+        f"{health.db.current_offers} current offers, {health.db.price_sheet_versions} sheet versions"
+    )
+
+
 def _cmd_init(args: argparse.Namespace) -> int:
-    with Store.open(args.db) as store:
-        report = store.seed_report
+    with reach(args) as where:
+        if not isinstance(where, Store):
+            _init_through(where)
+            return 0
+        report = where.seed_report
         state = "seeded now" if report.loaded else "already seeded"
-        print(f"database {store.path}: schema version {store.schema_version()}, {state}")
+        print(f"database {where.path}: schema version {where.schema_version()}, {state}")
         if report.loaded:
             print(
                 f"rental sheet version {report.rental_version}, "
@@ -27,8 +45,11 @@ def _cmd_init(args: argparse.Namespace) -> int:
 
 
 def _cmd_stats(args: argparse.Namespace) -> int:
-    with Store.open(args.db) as store:
-        stats = db_stats(store)
+    with reach(args) as where:
+        if isinstance(where, Store):
+            stats = db_stats(where)
+        else:
+            stats = where.call("GET", "/v1/db/stats", DbStats, admin=True)  # the path with the token
     if args.json:
         print_json(stats)
         return 0
@@ -52,9 +73,9 @@ def register(sub: Any) -> None:
     db = sub.add_parser("db", help="database maintenance")
     db_sub = db.add_subparsers(dest="db_command", required=True)
     init = db_sub.add_parser("init", help="create, migrate and seed the database")
-    init.add_argument("--db", default=argparse.SUPPRESS)
+    add_target_options(init)
     init.set_defaults(func=_cmd_init)
     stats = db_sub.add_parser("stats", help="rows per table and rows that could not be used")
-    stats.add_argument("--db", default=argparse.SUPPRESS)
+    add_target_options(stats)
     stats.add_argument("--json", action="store_true", help="print JSON")
     stats.set_defaults(func=_cmd_stats)

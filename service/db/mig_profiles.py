@@ -12,8 +12,7 @@ import functools
 import io
 from importlib import resources
 
-from solver.gpus import gpu_id_for
-from solver.mig import MigProfile
+from solver import MigProfile, gpu_id_for
 
 __all__ = ["MIG_PROFILES_FILE", "read_mig_profiles"]
 

@@ -380,6 +380,23 @@ _V10: Final[tuple[Step, ...]] = (
     "ALTER TABLE refresh_batches ADD COLUMN replica VARCHAR",
 )
 
+_V11: Final[tuple[Step, ...]] = (
+    # GPU facts as data (service/data/gpu_specs.csv): the architecture, the chip family, the NVLink
+    # domain, the fp16 peak and the formats each GPU computes in. Rows stored before stay NULL until the
+    # seed reloads them (the data file changed, so its fingerprint did), and a NULL is refused when read.
+    "ALTER TABLE gpus ADD COLUMN architecture VARCHAR",
+    "ALTER TABLE gpus ADD COLUMN family VARCHAR",
+    "ALTER TABLE gpus ADD COLUMN nvlink_domain INTEGER",
+    "ALTER TABLE gpus ADD COLUMN precisions VARCHAR",
+    "ALTER TABLE gpus ADD COLUMN fp16_tflops DOUBLE",
+)
+
+_V12: Final[tuple[Step, ...]] = (
+    # The plan rate limit's windows, shared by the replicas of one PostgreSQL database
+    # (service.plans.rate_windows); a DuckDB process counts in memory and leaves the table empty.
+    "CREATE TABLE rate_limit_windows (client_key VARCHAR PRIMARY KEY, hits BIGINT NOT NULL, reset_at BIGINT NOT NULL)",
+)
+
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     (1, "catalog, price sheets, profiles, seed state", _V1),
     (2, "stored plans", _V2),
@@ -391,6 +408,8 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
     (8, "sequences for versions and ids; ownership rows' stored order; current_offers rebuilt", _V8),
     (9, "the replica of each refresh run; catalog change notices (PostgreSQL)", _V9),
     (10, "the replica of each refresh batch", _V10),
+    (11, "GPU facts: architecture, family, NVLink domain, formats, fp16 peak", _V11),
+    (12, "the plan rate limit's windows, shared by replicas", _V12),
 )
 
 _DOUBLE: Final = re.compile(r"\bDOUBLE\b(?!\s+PRECISION)")

@@ -7,6 +7,7 @@ missing permission all as errors of a few classes; the message says which, and s
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Final
 
 from service.errors import StoreHeld, StoreUnavailable
@@ -15,11 +16,11 @@ __all__ = ["open_error"]
 
 _ELSEWHERE: Final = "or point --db / GPUPLAN_DB at another file"
 _RESTORE: Final = f"restore it from a backup, move it aside to start afresh, {_ELSEWHERE}"
+_HELD_BY: Final = re.compile(
+    r"Could not set lock on file(?:.*?held in (?P<program>.+?) \(PID (?P<pid>\d+)\))?", re.S
+)
+"""DuckDB's words for a file another process holds: ``… Conflicting lock is held in PROGRAM (PID N)``."""
 _CAUSES: Final = (
-    (
-        re.compile(r"Could not set lock on file.*?(PID \d+)?\)?\.", re.S),
-        "another process{pid} holds it (a running gpuplan server?); stop that process " + _ELSEWHERE,
-    ),
     (
         re.compile(r"not a valid DuckDB database file"),
         "it is not a DuckDB database (empty or another kind of file); " + _RESTORE,
@@ -55,19 +56,28 @@ _CAUSES: Final = (
 )
 
 
-_HELD: Final = 0
-"""The index in ``_CAUSES`` of a lock held by another process."""
+def _held(path: str, found: re.Match[str]) -> StoreHeld:
+    """The file is locked by another process: name it (its PID and program, when DuckDB says) and the
+    ways out. A running ``gpuplan serve`` is the usual holder; the CLI can ask it instead."""
+    pid = int(found["pid"]) if found["pid"] else None
+    who = f"process {pid} ({Path(found['program']).name})" if pid is not None else "another process"
+    return StoreHeld(
+        f"cannot open the database {path!r}: {who} holds it (DuckDB lets one process open a file, and "
+        "refuses even read-only opens meanwhile). If it is a gpuplan server, ask it with "
+        "--url http://HOST:PORT (the CLI asks the server at GPUPLAN_HOST:GPUPLAN_PORT by itself when it "
+        f"answers); otherwise stop process {pid if pid is not None else 'that process'}, {_ELSEWHERE}.",
+        pid=pid,
+    )
 
 
 def open_error(path: str, exc: BaseException) -> StoreUnavailable:
     """The 503 to raise when opening ``path`` failed with ``exc`` (a DuckDB or OS error); a held lock
-    is a ``StoreHeld``."""
+    is a ``StoreHeld`` naming the holder."""
     text = str(exc)
-    for index, (pattern, cause) in enumerate(_CAUSES):
-        found = pattern.search(text)
-        if found:
-            pid = found.group(1) if found.groups() and found.group(1) else None
-            reason = cause.format(pid=f" ({pid})" if pid else "")
-            error = StoreHeld if index == _HELD else StoreUnavailable
-            return error(f"cannot open the database {path!r}: {reason}.")
+    held = _HELD_BY.search(text)
+    if held:
+        return _held(path, held)
+    for pattern, cause in _CAUSES:
+        if pattern.search(text):
+            return StoreUnavailable(f"cannot open the database {path!r}: {cause}.")
     return StoreUnavailable(f"cannot open the database {path!r}: {type(exc).__name__}: {text}.")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -16,11 +17,11 @@ import msgspec
 
 from service.db.backend import Backend, Cursor
 from service.db.bulk import insert_rows
+from service.db.gpu_rows import GPU_COLUMNS, gpu_row
 from service.db.seed_files import SEED_FILES, SeedCatalog, read_seed_catalog, seed_file_text
 from service.db.sequences import take_ids
 from service.db.sheet_versions import add_version, ownership_sheet, provider_costs_sheet, rental_sheet
-from solver.gpus import GpuSpec
-from solver.profiles import MeasuredProfile, ServingProfile
+from solver import MeasuredProfile, ServingProfile
 
 __all__ = ["SEED_RENTAL_PRICES_AS_OF", "SEED_SOURCE", "SeedReport", "ensure_seeded", "seed_fingerprint"]
 
@@ -30,7 +31,7 @@ SEED_RENTAL_PRICES_AS_OF = datetime(2025, 11, 6, tzinfo=UTC)
 age, not the database's, so plans warn ``price_sheet_stale`` on old shipped prices. The snapshot
 commits' exact dates are unknown; schema v8 catalogs first shipped with SkyPilot 0.10.5, built
 2025-11-06 (service/data/README-cloud_gpu_prices.md, "Dates"; the Azure rows are older still)."""
-_LOADER_VERSION = "1"  # bump when parsing changes, so existing databases reload the seed
+_LOADER_VERSION = "2"  # bump when parsing changes, so existing databases reload the seed
 _log = logging.getLogger("gpuplan.seed")
 
 
@@ -72,7 +73,7 @@ def _insert_named(
 def _replace_reference_data(cur: Cursor, catalog: SeedCatalog) -> None:
     for table in ("gpus", "gpu_aliases", "throughput_profiles", "serving_profiles", "unusable_rows"):
         cur.execute(f"DELETE FROM {table}")
-    insert_rows(cur, "gpus", GpuSpec.__struct_fields__, [msgspec.structs.astuple(g) for g in catalog.gpus])
+    insert_rows(cur, "gpus", GPU_COLUMNS, [gpu_row(g) for g in catalog.gpus])
     by_name = {g.name: g.gpu_id for g in catalog.gpus}
     insert_rows(
         cur,
@@ -136,6 +137,25 @@ def _load(
     return versions[0], versions[1]
 
 
+def _log_unused(catalog: SeedCatalog) -> None:
+    """One INFO line for the shipped rows the store does not use (counted per file and reason); each
+    row at DEBUG. They are known and expected (``gpuplan db stats`` lists them), not a fault."""
+    if not catalog.problems:
+        return
+    counts = Counter((p.file, p.reason) for p in catalog.problems)
+    summary = "; ".join(f"{n} in {file}: {reason}" for (file, reason), n in counts.most_common())
+    _log.info("%d shipped rows not used (%s); `gpuplan db stats` lists them", len(catalog.problems), summary)
+    for problem in catalog.problems:
+        _log.debug(
+            "seed row not used: %s line %d (%s=%r): %s",
+            problem.file,
+            problem.line,
+            problem.column,
+            problem.value,
+            problem.reason,
+        )
+
+
 def ensure_seeded(backend: Backend, *, force: bool = False) -> SeedReport:
     """Load the shipped data unless this exact data is already loaded."""
     fingerprint = seed_fingerprint()
@@ -146,20 +166,7 @@ def ensure_seeded(backend: Backend, *, force: bool = False) -> SeedReport:
     catalog = read_seed_catalog()
 
     rental, ownership = backend.transaction(lambda cur: _load(cur, catalog, fingerprint, datetime.now(UTC)))
-    if catalog.problems:
-        _log.warning(
-            "%d shipped rows not used (reasons in table unusable_rows; `gpuplan db stats` lists them)",
-            len(catalog.problems),
-        )
-    for problem in catalog.problems:
-        _log.info(
-            "seed row not used: %s line %d (%s=%r): %s",
-            problem.file,
-            problem.line,
-            problem.column,
-            problem.value,
-            problem.reason,
-        )
+    _log_unused(catalog)
     return SeedReport(
         loaded=True,
         fingerprint=fingerprint,

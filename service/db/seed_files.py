@@ -14,14 +14,20 @@ from importlib import resources
 
 import msgspec
 
-from pricing.aliases import AliasRule, AliasTable, NameContext
-from pricing.cloud_prices import parse_cloud_price_rows
-from pricing.errors import UnresolvedGpuName
-from pricing.offers import ParsedOffers, SheetProblem
-from pricing.ownership import OwnershipDefault, OwnershipPrice
-from pricing.provider_costs import ParsedProviderCosts, parse_provider_costs
-from solver.gpus import GpuSpec, gpu_id_for
-from solver.profiles import MeasuredProfile, ServingProfile
+from pricing import (
+    AliasRule,
+    AliasTable,
+    NameContext,
+    OwnershipDefault,
+    OwnershipPrice,
+    ParsedOffers,
+    ParsedProviderCosts,
+    SheetProblem,
+    UnresolvedGpuName,
+    parse_cloud_price_rows,
+    parse_provider_costs,
+)
+from solver import FORMATS, Format, GpuSpec, MeasuredProfile, ServingProfile, gpu_id_for
 
 __all__ = [
     "SEED_FILES",
@@ -126,31 +132,62 @@ def _yes_no(text: str) -> bool | None:
     return {"yes": True, "no": False}.get(text.strip().casefold())
 
 
+def _text(row: dict[str, str], column: str) -> str:
+    text = (row.get(column) or "").strip()
+    if not text:
+        raise _RowError(column, "empty")
+    return text
+
+
+def _formats(row: dict[str, str]) -> tuple[Format, ...]:
+    found: list[Format] = []
+    for word in _text(row, "precisions").split():
+        known = next((f for f in FORMATS if f == word), None)
+        if known is None:
+            raise _RowError("precisions", f"{word!r} is not one of {', '.join(FORMATS)}")
+        found.append(known)
+    return tuple(found)
+
+
 def read_gpu_specs() -> list[GpuSpec]:
-    """The GPU catalog; a bad row here is a packaging error, so it raises."""
+    """The GPU catalog; a bad row here is a packaging error, so it raises (naming the line and column)."""
     gpus = []
-    for _, row in _rows(SPECS_FILE):
-        mig = _int(row, "mig_max_instances")
-        gpus.append(
-            GpuSpec(
-                gpu_id=gpu_id_for(row["gpu"]),
-                name=row["gpu"].strip(),
-                vendor=row["vendor"].strip(),
-                memory_gib=float(row["memory_gib"]),
-                memory_type=row["memory_type"].strip() or None,
-                memory_bandwidth_tbps=_float(row, "memory_bandwidth_tbps"),
-                bf16_tflops=_float(row, "bf16_dense_tflops"),
-                tdp_w=_float(row, "tdp_w"),
-                nvlink=_yes_no(row["nvlink"]),
-                nvlink_bandwidth_gbps=_float(row, "nvlink_bandwidth_gbps"),
-                ecc=_yes_no(row["ecc"]),
-                mig_max_instances=mig,
-                form_factor=row["form_factor"].strip() or None,
-                launch_msrp_usd=_float(row, "launch_msrp_usd"),
-                source=row["source"].strip(),
-            )
-        )
+    for line, row in _rows(SPECS_FILE):
+        try:
+            gpus.append(_gpu_spec(row))
+        except _RowError as exc:
+            raise ValueError(f"{SPECS_FILE} line {line}, column {exc.column}: {exc.reason}") from None
+        except ValueError as exc:
+            raise ValueError(f"{SPECS_FILE} line {line}: {exc}") from None
     return gpus
+
+
+def _gpu_spec(row: dict[str, str]) -> GpuSpec:
+    nvlink_domain = _int(row, "nvlink_domain")
+    if nvlink_domain is None:
+        raise _RowError("nvlink_domain", "empty")
+    return GpuSpec(
+        gpu_id=gpu_id_for(row["gpu"]),
+        name=row["gpu"].strip(),
+        vendor=row["vendor"].strip(),
+        architecture=_text(row, "architecture"),
+        family=_text(row, "family"),
+        nvlink_domain=nvlink_domain,
+        precisions=_formats(row),
+        memory_gib=float(row["memory_gib"]),
+        memory_type=row["memory_type"].strip() or None,
+        memory_bandwidth_tbps=_float(row, "memory_bandwidth_tbps"),
+        bf16_tflops=_float(row, "bf16_dense_tflops"),
+        fp16_tflops=_float(row, "fp16_dense_tflops"),
+        tdp_w=_float(row, "tdp_w"),
+        nvlink=_yes_no(row["nvlink"]),
+        nvlink_bandwidth_gbps=_float(row, "nvlink_bandwidth_gbps"),
+        ecc=_yes_no(row["ecc"]),
+        mig_max_instances=_int(row, "mig_max_instances"),
+        form_factor=row["form_factor"].strip() or None,
+        launch_msrp_usd=_float(row, "launch_msrp_usd"),
+        source=row["source"].strip(),
+    )
 
 
 def read_alias_rules() -> list[AliasRule]:

@@ -16,10 +16,7 @@ from typing import Final
 
 import msgspec
 
-from pricing.offers import RentalOffer
-from pricing.ownership import OwnershipDefault, OwnershipPrice
-from pricing.provider_costs import ProviderCost
-from pricing.sheet_formats import SheetKind
+from pricing import OwnershipDefault, OwnershipPrice, ProviderCost, RentalOffer, SheetKind
 from service.db.backend import Cursor
 from service.db.bulk import insert_columns
 from service.db.sequences import next_id

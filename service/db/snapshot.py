@@ -14,24 +14,26 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, cast
 
 import msgspec
 
-from pricing.aliases import AliasRule, AliasTable
-from pricing.offers import RentalOffer
-from pricing.ownership_defaults import SheetDefault, SheetPrice
-from pricing.provider_costs import ProviderCost, ProviderCosts
+from pricing import (
+    AliasRule,
+    AliasTable,
+    ProviderCost,
+    ProviderCosts,
+    RentalOffer,
+    SheetDefault,
+    SheetKind,
+    SheetPrice,
+)
 from service.db.backend import Cursor
+from service.db.gpu_rows import GPU_COLUMNS, gpu_from_row
 from service.db.mig_profiles import read_mig_profiles
-from solver.calibration import ProfileIndex
-from solver.gpus import GpuSpec
-from solver.mig import SliceSpec, slices_of
-from solver.profiles import MeasuredProfile, ServingProfile
+from solver import GpuSpec, MeasuredProfile, ProfileIndex, ServingProfile, SliceSpec, slices_of
 
 __all__ = ["CatalogSnapshot", "CurrentOffer", "Derived", "OwnershipRows", "SheetInfo", "read_snapshot"]
-
-SheetKind = Literal["rental", "ownership", "provider_costs"]
 
 
 class CurrentOffer(msgspec.Struct, frozen=True, kw_only=True):
@@ -64,13 +66,22 @@ class OwnershipRows(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Derived[T]:
-    """The typed name of a structure built from one snapshot alone, at most once per snapshot."""
+    """The typed name of a structure built from one snapshot alone, at most once per snapshot.
 
-    __slots__ = ("build", "what")
+    ``inputs``, where given, names the parts of the snapshot it is built from: a new snapshot whose
+    inputs equal the old one's takes the old structure as it is (:meth:`CatalogSnapshot.take_over`)."""
 
-    def __init__(self, what: str, build: Callable[[CatalogSnapshot], T]) -> None:
+    __slots__ = ("build", "inputs", "what")
+
+    def __init__(
+        self,
+        what: str,
+        build: Callable[[CatalogSnapshot], T],
+        inputs: Callable[[CatalogSnapshot], object] | None = None,
+    ) -> None:
         self.what = what
         self.build = build
+        self.inputs = inputs
 
     def __repr__(self) -> str:
         return f"Derived({self.what!r})"
@@ -88,6 +99,14 @@ class _Built:
             if key not in self._values:
                 self._values[key] = key.build(snapshot)
             return cast(T, self._values[key])  # stored under its own key, so it is a T
+
+    def built(self) -> dict[Derived[Any], Any]:
+        with self._lock:
+            return dict(self._values)
+
+    def put(self, key: Derived[Any], value: Any) -> None:
+        with self._lock:
+            self._values.setdefault(key, value)
 
 
 class CatalogSnapshot(msgspec.Struct, frozen=True, kw_only=True):
@@ -130,6 +149,18 @@ class CatalogSnapshot(msgspec.Struct, frozen=True, kw_only=True):
         from, even if a new sheet is swapped in meanwhile."""
         return self.built.get(self, key)
 
+    def take_over(self, older: CatalogSnapshot) -> None:
+        """Keep what ``older`` derived from inputs this snapshot shares (a new price sheet leaves the
+        profile index and its fitted class model as they were)."""
+        for key, value in older.built.built().items():
+            if key.inputs is not None and key.inputs(older) == key.inputs(self):
+                self.built.put(key, value)
+
+    def warm(self) -> None:
+        """Build the structures every plan needs now (the class-model fit takes about half a second),
+        so the first plan after a start or a change is as fast as the rest."""
+        self.profile_index()
+
     def gpu_spec(self, gpu_id: str) -> GpuSpec:
         """A whole GPU or a MIG slice by id (``KeyError`` when neither)."""
         found = self.gpus.get(gpu_id)
@@ -144,8 +175,12 @@ class CatalogSnapshot(msgspec.Struct, frozen=True, kw_only=True):
         return self.derive(_PROFILE_INDEX)
 
 
-_PROFILE_INDEX: Derived[ProfileIndex] = Derived("profile index", lambda s: ProfileIndex(s.profiles, s.gpus))
-_WITH_SLICES: Derived[dict[str, GpuSpec]] = Derived("GPUs and slices", lambda s: {**s.gpus, **s.mig_slices})
+_PROFILE_INDEX: Derived[ProfileIndex] = Derived(
+    "profile index", lambda s: ProfileIndex(s.profiles, s.gpus), lambda s: (s.profiles, s.gpus)
+)
+_WITH_SLICES: Derived[dict[str, GpuSpec]] = Derived(
+    "GPUs and slices", lambda s: {**s.gpus, **s.mig_slices}, lambda s: (s.gpus, s.mig_slices)
+)
 
 
 def _strings(cur: Cursor, sql: str) -> frozenset[str]:
@@ -300,10 +335,9 @@ def _read_provider_costs(cur: Cursor, sheets: tuple[SheetInfo, ...]) -> Provider
 
 
 def _read_gpus(cur: Cursor) -> dict[str, GpuSpec]:
-    fields = GpuSpec.__struct_fields__
     return {
-        row[0]: GpuSpec(**dict(zip(fields, row, strict=True)))
-        for row in cur.execute(f"SELECT {', '.join(fields)} FROM gpus ORDER BY name").fetchall()
+        row[0]: gpu_from_row(row)
+        for row in cur.execute(f"SELECT {', '.join(GPU_COLUMNS)} FROM gpus ORDER BY name").fetchall()
     }
 
 

@@ -53,6 +53,7 @@ class Store:
         self._snapshot_lock = threading.Lock()
         self._generations = itertools.count(1)
         self._watcher: CatalogWatcher | None = None
+        self._warming = False
         with self.cursor() as cur:
             self._state = read_catalog_state(cur)
             self._snapshot = read_snapshot(cur, next(self._generations))
@@ -116,11 +117,26 @@ class Store:
         return self._snapshot
 
     def refresh_snapshot(self) -> None:
-        """Read a new snapshot after a write (a new sheet, new profiles) and swap it in."""
+        """Read a new snapshot after a write (a new sheet, new profiles) and swap it in; what the old
+        one derived from unchanged inputs is kept, and a serving store warms the rest."""
         with self.cursor() as cur, self._snapshot_lock:
             state = read_catalog_state(cur)  # before the snapshot: a write in between reads as a change
-            self._snapshot = read_snapshot(cur, next(self._generations))
+            snapshot = read_snapshot(cur, next(self._generations))
+            snapshot.take_over(self._snapshot)
+            self._snapshot = snapshot
             self._state = state
+        if self._warming:
+            self._warm(snapshot)
+
+    def keep_warm(self) -> None:
+        """Build what plans need with every snapshot, from now on, in the background (a server calls
+        this at start: its first plan then costs what the others do)."""
+        self._warming = True
+        self._warm(self._snapshot)
+
+    @staticmethod
+    def _warm(snapshot: CatalogSnapshot) -> None:
+        threading.Thread(target=snapshot.warm, name="gpuplan-warm", daemon=True).start()
 
     @property
     def snapshot_state(self) -> CatalogState:

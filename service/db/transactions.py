@@ -2,15 +2,16 @@
 
 A transaction that another writer's rows made fail (DuckDB's optimistic concurrency control:
 ``TransactionException: Conflict on update``; PostgreSQL's serialization failure or deadlock) is run
-again, a few times, after a short wait. The work must therefore only write through the cursor it is
-given (it may run more than once).
+again, a few times, after a short wait growing linearly (``tenacity``). The work must therefore only
+write through the cursor it is given (it may run more than once).
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Final
+
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_incrementing
 
 from service.db.store_errors import STORE_ERRORS, is_write_conflict
 
@@ -21,13 +22,16 @@ ATTEMPTS: Final = 6
 _WAIT_S: Final = 0.05
 
 
+def _is_conflict(exc: BaseException) -> bool:
+    return isinstance(exc, STORE_ERRORS) and is_write_conflict(exc)
+
+
 def retrying[T](attempt: Callable[[], T], *, attempts: int = ATTEMPTS) -> T:
     """``attempt()`` (one whole transaction), run again after a write conflict, up to ``attempts`` times."""
-    for tried in range(1, attempts + 1):
-        try:
-            return attempt()
-        except STORE_ERRORS as exc:
-            if not is_write_conflict(exc) or tried == attempts:
-                raise
-            time.sleep(_WAIT_S * tried)
-    raise AssertionError("unreachable: the last attempt returns or raises")
+    retry = Retrying(
+        retry=retry_if_exception(_is_conflict),
+        stop=stop_after_attempt(attempts),
+        wait=wait_incrementing(start=_WAIT_S, increment=_WAIT_S),
+        reraise=True,
+    )
+    return retry(attempt)

@@ -13,6 +13,7 @@ from service.db.store import Store
 from service.estimates.memory import estimate_memory_for
 from service.estimates.schemas import MemoryRequest, MemoryResponse, ThroughputRequest, ThroughputResponse
 from service.estimates.throughput import estimate_throughput_for
+from service.server.client import add_target_options, reach
 
 __all__ = ["register"]
 
@@ -71,8 +72,11 @@ def _throughput_rows(result: ThroughputResponse) -> list[tuple[str, Any]]:
 
 def _cmd_throughput(args: argparse.Namespace) -> int:
     request = read_json_body(args.body, ThroughputRequest, "body")
-    with Store.open(args.db) as store:
-        result = estimate_throughput_for(store.snapshot, request)
+    with reach(args) as where:
+        if isinstance(where, Store):
+            result = estimate_throughput_for(where.snapshot, request)
+        else:
+            result = where.post("/v1/throughput", ThroughputResponse, request)
     if args.json:
         print_json(result)
     else:
@@ -108,8 +112,11 @@ def _print_memory(result: MemoryResponse, top: int) -> None:
 
 def _cmd_memory(args: argparse.Namespace) -> int:
     request = read_json_body(args.body, MemoryRequest, "body")
-    with Store.open(args.db) as store:
-        result = estimate_memory_for(store.snapshot, request)
+    with reach(args) as where:
+        if isinstance(where, Store):
+            result = estimate_memory_for(where.snapshot, request)
+        else:
+            result = where.post("/v1/memory", MemoryResponse, request)
     if args.json:
         print_json(result)
     else:
@@ -124,14 +131,14 @@ def register(sub: Any) -> None:
         help="estimate a workload's throughput on one GPU type (a POST /v1/throughput JSON body; - for stdin)",
     )
     throughput.add_argument("body", help="JSON file: the workload, gpu, gpu_count and optional topology")
-    throughput.add_argument("--db", default=argparse.SUPPRESS)
+    add_target_options(throughput)
     throughput.add_argument("--json", action="store_true", help="print the API's JSON answer")
     throughput.set_defaults(func=_cmd_throughput)
     memory = sub.add_parser(
         "memory", help="estimate a workload's per-GPU memory (a POST /v1/memory JSON body; - for stdin)"
     )
     memory.add_argument("body", help="JSON file: the workload and optionally one gpu to check")
-    memory.add_argument("--db", default=argparse.SUPPRESS)
+    add_target_options(memory)
     memory.add_argument("--json", action="store_true", help="print the API's JSON answer")
     memory.add_argument("--top", type=int, default=10, help="GPUs to list, largest margin first (default 10)")
     memory.set_defaults(func=_cmd_memory)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Final
 
-from litestar import post
 from litestar.di import NamedDependency
 from litestar.handlers import HTTPRouteHandler
 from litestar.params import JSONBody
@@ -13,33 +12,22 @@ from service.db.store import Store
 from service.estimates.memory import estimate_memory_for
 from service.estimates.schemas import MemoryRequest, MemoryResponse, ThroughputRequest, ThroughputResponse
 from service.estimates.throughput import estimate_throughput_for
-from service.problems import problem_responses
+from service.problems import FeatureRoutes
 
 __all__ = ["ROUTES"]
 
+_API = FeatureRoutes("estimates")
+"""Every route of this feature: tagged ``estimates``, a 400 for a bad parameter or body."""
 
-@post(
-    "/memory",
-    operation_id="estimateMemory",
-    tags=["estimates"],
-    status_code=200,
-    sync_to_thread=False,
-    responses=problem_responses(400),
-)
+
+@_API.post("/memory", operation_id="estimateMemory", status_code=200, sync_to_thread=False)
 def memory_handler(store: NamedDependency[Store], data: JSONBody[MemoryRequest]) -> MemoryResponse:
     """Per-GPU peak memory (allocated + runtime overhead) with a band and a breakdown, and the fit on
     the given GPU (every variant of an alias such as ``H100``) or on every catalog GPU."""
     return estimate_memory_for(store.snapshot, data)
 
 
-@post(
-    "/throughput",
-    operation_id="estimateThroughput",
-    tags=["estimates"],
-    status_code=200,
-    sync_to_thread=True,
-    responses=problem_responses(400, 422),
-)
+@_API.post("/throughput", operation_id="estimateThroughput", problems=(422,), status_code=200)
 def throughput_handler(
     store: NamedDependency[Store], data: JSONBody[ThroughputRequest]
 ) -> ThroughputResponse:

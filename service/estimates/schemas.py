@@ -6,12 +6,20 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from solver.gpus import Interconnect
-from solver.memory import GpuFit, MemoryBand, MemoryBreakdown
-from solver.network import Network, NetworkClass
-from solver.scaling import ScalingEstimate
-from solver.throughput import Band, EfficiencyUsed, ProfileSource
-from solver.workload import Workload
+from solver import (
+    Band,
+    EfficiencyUsed,
+    GpuFit,
+    Interconnect,
+    Layout,
+    MemoryBand,
+    MemoryBreakdown,
+    Network,
+    NetworkClass,
+    ProfileSource,
+    ScalingEstimate,
+    Workload,
+)
 
 __all__ = ["MemoryRequest", "MemoryResponse", "NetworkIn", "ThroughputRequest", "ThroughputResponse"]
 
@@ -110,3 +118,9 @@ class ThroughputResponse(msgspec.Struct, kw_only=True):
     interconnect_derived: bool
     gpus_per_instance: int
     network: Network
+    layout: Layout | None = None
+    """Training: the parallel layout priced (tp, pp, vpp, cp, dp, zero, micro_batch,
+    gradient_accumulation, recompute, global_batch_tokens), chosen by the layout search where the
+    request left it out."""
+    memory_per_gpu_gib: float | None = None
+    """Training: the busiest rank's memory in that layout (``per_gpu_gib`` of the memory model)."""

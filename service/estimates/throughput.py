@@ -1,20 +1,98 @@
-"""Throughput of a workload on one GPU type, with its provenance (``solver.throughput`` does the estimate)."""
+"""Throughput of a workload on one GPU type, with its provenance (``solver.throughput.estimate`` does the estimate).
+
+Training chooses its parallel layout (``solver.search_layout``) unless the request states all of it:
+the fields it states are held, the rest searched; a layout that cannot fit (or meet the global batch)
+is a 422 naming the field whose change would admit one. The layouts learnt are kept per catalog
+snapshot (:func:`layout_cache`), for the plans too."""
 
 from __future__ import annotations
 
 import msgspec
 
-from pricing.interconnect import derive_interconnect
+from pricing import derive_interconnect
 from service.catalog.gpu_names import one_gpu
-from service.db.snapshot import CatalogSnapshot
+from service.db.snapshot import CatalogSnapshot, Derived
 from service.estimates.schemas import ThroughputRequest, ThroughputResponse
-from solver.errors import InvalidWorkload
-from solver.gpus import GpuSpec, Interconnect
-from solver.network import Network
-from solver.throughput import Topology, default_topology, estimate_throughput
-from solver.workload import resolve_workload
+from solver import (
+    INFERENCE_KINDS,
+    GpuSpec,
+    Interconnect,
+    InvalidWorkload,
+    Layout,
+    LayoutCache,
+    LayoutDoesNotFit,
+    LayoutFailure,
+    MemoryEstimate,
+    Network,
+    ResolvedWorkload,
+    Topology,
+    default_topology,
+    estimate_throughput,
+    resolve_workload,
+    scale_term,
+    search_layout,
+)
 
-__all__ = ["estimate_throughput_for"]
+__all__ = ["LAYOUTS", "estimate_throughput_for", "laid_out", "layout_cache"]
+
+LAYOUTS: Derived[LayoutCache] = Derived("layout cache", lambda _snapshot: LayoutCache())
+"""The layout searches' cache of one catalog snapshot (memory per layout, the choice per count)."""
+
+_RELAXABLE = ("micro_batch", "recompute", "sharding", "pp", "cp", "vpp", "tp")
+
+
+def layout_cache(snapshot: CatalogSnapshot) -> LayoutCache:
+    """The :class:`~solver.LayoutCache` of ``snapshot`` (created with it, dropped with it)."""
+    return snapshot.derive(LAYOUTS)
+
+
+def _blocking_field(
+    snapshot: CatalogSnapshot, resolved: ResolvedWorkload, gpu: GpuSpec, count: int, topology: Topology,
+    failure: LayoutFailure,
+) -> str:  # fmt: skip
+    """The field to change: a stated layout field whose release admits a layout, else the batch or
+    the GPU count."""
+    if failure.reason == "global_batch":
+        return "global_batch_tokens" if resolved.global_batch is None else "batch_size"
+    if failure.reason == "network":
+        return "network"
+    for field in _RELAXABLE:
+        if field in resolved.stated:
+            freed = msgspec.structs.replace(resolved, stated=resolved.stated - {field})
+            found = search_layout(freed, gpu, count, topology, snapshot.profile_index(),
+                                  cache=layout_cache(snapshot))  # fmt: skip
+            if not isinstance(found, LayoutFailure):
+                return field
+    return "gpu_count"
+
+
+def _method(
+    text: str, layout: Layout | None, resolved: ResolvedWorkload, memory: MemoryEstimate | None, gpu: GpuSpec
+) -> str:
+    """The estimate's method, led by the layout it prices and why that one."""
+    if layout is None or memory is None:
+        return text
+    held = ", ".join(sorted(resolved.stated)) or "nothing"
+    return (
+        f"layout {layout.text()}: the fastest that fits every rank ({memory.per_gpu_gib:,.1f} of "
+        f"{gpu.memory_gib:g} GiB) and meets the global batch (stated and held: {held}); {text}"
+    )
+
+
+def laid_out(
+    snapshot: CatalogSnapshot, resolved: ResolvedWorkload, gpu: GpuSpec, count: int, topology: Topology
+) -> tuple[ResolvedWorkload, MemoryEstimate | None]:
+    """The training workload in the layout the search chooses (holding the stated fields), with its
+    per-rank memory; inference as given. Raises :class:`~solver.LayoutDoesNotFit` naming the field."""
+    if resolved.kind in INFERENCE_KINDS:
+        return resolved, None
+    found = search_layout(
+        resolved, gpu, count, topology, snapshot.profile_index(), cache=layout_cache(snapshot)
+    )
+    if isinstance(found, LayoutFailure):
+        field = _blocking_field(snapshot, resolved, gpu, count, topology, found)
+        raise LayoutDoesNotFit(field, found.detail)
+    return found.workload, found.memory
 
 
 def _topology(request: ThroughputRequest, gpu: GpuSpec, interconnect: Interconnect, tp: int) -> Topology:
@@ -57,6 +135,7 @@ def estimate_throughput_for(snapshot: CatalogSnapshot, request: ThroughputReques
         else request.interconnect
     )
     topology = _topology(request, gpu, interconnect, resolved.tp)
+    resolved, memory = laid_out(snapshot, resolved, gpu, request.gpu_count, topology)
     estimate = estimate_throughput(
         resolved,
         gpu,
@@ -67,6 +146,7 @@ def estimate_throughput_for(snapshot: CatalogSnapshot, request: ThroughputReques
         output_len=request.output_len,
         index=snapshot.profile_index(),
         topology=topology,
+        scale=scale_term(snapshot.profile_index()),
     )
     return ThroughputResponse(
         value=estimate.value,
@@ -81,7 +161,7 @@ def estimate_throughput_for(snapshot: CatalogSnapshot, request: ThroughputReques
         sources=estimate.sources,
         confidence=estimate.confidence,
         confidence_score=estimate.confidence_score,
-        method=estimate.method,
+        method=_method(estimate.method, estimate.layout, resolved, memory, gpu),
         model=resolved.arch.name,
         gpu=gpu.gpu_id,
         gpu_count=request.gpu_count,
@@ -89,4 +169,6 @@ def estimate_throughput_for(snapshot: CatalogSnapshot, request: ThroughputReques
         interconnect_derived=derived,
         gpus_per_instance=topology.gpus_per_instance,
         network=topology.network,
+        layout=estimate.layout,
+        memory_per_gpu_gib=None if memory is None else round(memory.per_gpu_gib, 2),
     )

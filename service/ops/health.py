@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import msgspec
 from apscheduler.schedulers.base import BaseScheduler
@@ -17,7 +17,7 @@ from litestar.openapi.datastructures import ResponseSpec
 
 from service.db.store import Store
 from service.db.store_errors import STORE_ERRORS
-from service.http import ReadableResponse
+from service.http import ReadableResponse, is_admin
 from service.ops.writes import WriteFailures
 from service.settings import Settings
 
@@ -38,6 +38,21 @@ class Ready(msgspec.Struct, kw_only=True):
     status: Literal["ready", "not_ready"]
     checks: list[ReadyCheck]
 
+    def public(self) -> Ready:
+        """What anyone may read: the database checks' details (driver errors, paths) withheld."""
+        return Ready(
+            status=self.status,
+            checks=[
+                msgspec.structs.replace(c, detail=_WITHHELD)
+                if c.detail is not None and c.name.startswith("db_")
+                else c
+                for c in self.checks
+            ],
+        )
+
+
+_WITHHELD: Final = "failed (the reason is shown with the admin token)"
+
 
 @get("/health/live", operation_id="healthLive", tags=["service"], sync_to_thread=False)
 def live_handler() -> Live:
@@ -54,25 +69,41 @@ def _readable(store: Store) -> str | None:
     return None
 
 
-def _writable(store: Store, failures: WriteFailures) -> str | None:
-    """A recent failed write, a file or folder the process may not write, or a refused trial write
-    (``CREATE TABLE`` rolled back: it detects a read-only attachment without changing anything)."""
-    recent = failures.recent()
-    if recent:
-        return f"a write failed recently: {recent}"
-    if store.file is not None:
-        for target in (store.file, store.file.parent):
-            if target.exists() and not os.access(target, os.W_OK):
-                return f"{target} is not writable by this process"
+def _probe(store: Store, *, commit: bool) -> str | None:
+    """A trial write: ``CREATE TABLE`` rolled back (it detects a read-only attachment without changing
+    anything), or, to tell that writes go through again after one failed, created, dropped and
+    committed (the commit reaches the disk or the server)."""
+    name = f"ready_probe_{uuid.uuid4().hex}"
     try:
         with store.cursor() as cur:
             cur.execute("BEGIN TRANSACTION")
             try:
-                cur.execute(f"CREATE TABLE ready_probe_{uuid.uuid4().hex} (i INTEGER)")
-            finally:
+                cur.execute(f"CREATE TABLE {name} (i INTEGER)")
+                if commit:
+                    cur.execute(f"DROP TABLE {name}")
+            except BaseException:
                 cur.execute("ROLLBACK")
+                raise
+            cur.execute("COMMIT" if commit else "ROLLBACK")
     except STORE_ERRORS as exc:
         return str(exc)
+    return None
+
+
+def _writable(store: Store, failures: WriteFailures) -> str | None:
+    """A file or folder the process may not write, or a refused trial write (:func:`_probe`). After a
+    failed write the probe commits: when it goes through the failure is forgotten, so readiness
+    follows the store's current state (a successful write forgets it too, ``WriteRecovery``)."""
+    recent = failures.recent()
+    if store.file is not None:
+        for target in (store.file, store.file.parent):
+            if target.exists() and not os.access(target, os.W_OK):
+                return f"{target} is not writable by this process"
+    refused = _probe(store, commit=recent is not None)
+    if refused is not None:
+        return refused if recent is None else f"a write failed recently: {recent}; a trial write: {refused}"
+    if recent is not None:
+        failures.clear(recent)
     return None
 
 
@@ -114,6 +145,9 @@ def ready_handler(
     scheduler: NamedDependency[BaseScheduler | None],
     settings: NamedDependency[Settings],
 ) -> Response[Ready]:
-    """200 when the service can do its work, 503 (naming the failed checks) when it cannot."""
+    """200 when the service can do its work, 503 (naming the failed checks) when it cannot; why a
+    database check failed (driver errors, paths) is told with the admin token only."""
     body = readiness(store, request.app.state.write_failures, scheduler, settings)
+    if not is_admin(request):
+        body = body.public()
     return ReadableResponse(body, status_code=200 if body.status == "ready" else 503)

@@ -7,6 +7,7 @@ from typing import Any, Final
 
 from litestar import Litestar
 from litestar.config.cors import CORSConfig
+from litestar.middleware import DefineMiddleware
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Reference
 from litestar.types import ControllerRouterHandler, ExceptionHandlersMap, Middleware
 
@@ -15,9 +16,11 @@ from service.db.store_errors import STORE_ERRORS
 from service.ops.caching import ImmutableCacheMiddleware
 from service.ops.health import live_handler, ready_handler
 from service.ops.metrics import MetricsController, catalog_registry, prometheus_config
+from service.ops.page_headers import PageHeadersMiddleware
 from service.ops.request_id import HEADER, RequestIdMiddleware
-from service.ops.writes import WriteFailures, store_error_handler
+from service.ops.writes import WriteFailures, WriteRecovery, store_error_handler
 from service.problems import PROBLEM_JSON
+from service.server.limits import HeadSizeLimit
 from service.settings import Settings
 
 __all__ = [
@@ -37,8 +40,14 @@ WRITING_PATHS: Final = ("/v1/plans", "/v1/price-sheets", "/v1/price-sheets/refre
 
 
 def ops_middleware() -> list[Middleware]:
-    """Request metrics outermost (they time everything), then the immutable-response cache."""
-    return [prometheus_config().middleware, ImmutableCacheMiddleware]
+    """Request metrics outermost (they time everything), then the immutable-response cache, then what
+    forgets a write failure once a write goes through, then the security headers."""
+    return [
+        prometheus_config().middleware,
+        ImmutableCacheMiddleware,
+        DefineMiddleware(WriteRecovery, paths=WRITING_PATHS),
+        PageHeadersMiddleware,
+    ]
 
 
 def cors_config(settings: Settings) -> CORSConfig | None:
@@ -62,7 +71,7 @@ def ops_state(store: Store) -> dict[str, Any]:
 def finish_app(app: Litestar) -> Litestar:
     """Wrap the whole ASGI handler (routing errors included), as Litestar wraps its CORS middleware;
     document the 503 of the operations that write and the 408 of those that take a body."""
-    app.asgi_handler = RequestIdMiddleware(app.asgi_handler)
+    app.asgi_handler = RequestIdMiddleware(HeadSizeLimit(app.asgi_handler))
     _document_store_unavailable(app)
     _document_request_timeout(app)
     return app

@@ -3,7 +3,8 @@
 A burst of plan requests is answered at once instead of waiting without end: beyond the client's rate
 (``GPUPLAN_PLAN_RATE``, Litestar's ``RateLimitConfig``: a fixed window per client address) a 429, and
 when every solver slot is busy and ``GPUPLAN_PLAN_QUEUE`` requests already wait, a 503; both carry
-``Retry-After``.
+``Retry-After``. On PostgreSQL the rate is counted in the database, so replicas share one count per
+client (``service.plans.rate_windows``); on DuckDB (one process) in memory.
 """
 
 from __future__ import annotations
@@ -16,11 +17,19 @@ import anyio
 import anyio.to_thread
 from litestar import Request
 from litestar.middleware.base import DefineMiddleware
-from litestar.middleware.rate_limit import DurationUnit, RateLimitConfig, RateLimitMiddleware
+from litestar.middleware.rate_limit import (
+    DURATION_VALUES,
+    CacheObject,
+    DurationUnit,
+    RateLimitConfig,
+    RateLimitMiddleware,
+)
+from litestar.stores.base import Store as LitestarStore
 from litestar.stores.memory import MemoryStore
 from litestar.types import ASGIApp, Receive, Scope, Send
 
 from service.errors import Overloaded
+from service.plans.rate_windows import RateWindows
 
 __all__ = ["PLAN_CONCURRENCY", "PlanQueue", "plan_rate_limit"]
 
@@ -70,18 +79,50 @@ class _SweepingRateLimit(RateLimitMiddleware):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if time.monotonic() >= self._next_sweep:
             self._next_sweep = time.monotonic() + self.sweep_every_s
-            store = self.config.get_store_from_app(scope["litestar_app"])
-            if isinstance(store, MemoryStore):
-                await store.delete_expired()
+            await self.sweep(self.config.get_store_from_app(scope["litestar_app"]))
         await super().__call__(scope, receive, send)
+
+    async def sweep(self, store: LitestarStore) -> None:
+        """Delete the windows that have ended."""
+        if isinstance(store, MemoryStore):
+            await store.delete_expired()
 
 
 def _is_plan_request(request: Request[Any, Any, Any]) -> bool:
     return request.method == "POST" and request.url.path.rstrip("/") == _PLAN_PATH
 
 
-def plan_rate_limit(rate: tuple[str, int] | None) -> list[DefineMiddleware]:
-    """The app middleware that limits ``POST /v1/plans`` per client address (none when ``rate`` is None)."""
+class _SharedRateLimit(_SweepingRateLimit):
+    """The same limit counted in the database every replica shares (``RateWindows``, PostgreSQL): each
+    plan request is counted by one atomic statement, off the event loop, instead of in this process."""
+
+    def __init__(self, app: ASGIApp, config: RateLimitConfig, windows: RateWindows) -> None:
+        super().__init__(app, config)
+        self.windows = windows
+
+    def cache_key_from_request(self, request: Request[Any, Any, Any]) -> str:
+        """Litestar's key (the client's address) and the rate: a new rate setting starts new windows."""
+        return f"{super().cache_key_from_request(request)}::{self.max_requests}/{self.unit}"
+
+    async def retrieve_cached_history(self, key: str, store: LitestarStore) -> CacheObject:
+        """This request counted; the window as the requests before it left it (Litestar refuses when
+        their count reaches the limit)."""
+        hits, reset = await anyio.to_thread.run_sync(self.windows.hit, key, DURATION_VALUES[self.unit])
+        return CacheObject(history=[reset] * (hits - 1), reset=reset)
+
+    async def set_cached_history(self, key: str, cache_object: CacheObject, store: LitestarStore) -> None:
+        """Counted already (``retrieve_cached_history``): only this request's place in the headers."""
+        cache_object.history = [int(time.time()), *cache_object.history]
+
+    async def sweep(self, store: LitestarStore) -> None:
+        await anyio.to_thread.run_sync(self.windows.delete_expired)
+
+
+def plan_rate_limit(
+    rate: tuple[str, int] | None, windows: RateWindows | None = None
+) -> list[DefineMiddleware]:
+    """The app middleware that limits ``POST /v1/plans`` per client address (none when ``rate`` is None),
+    counted in ``windows`` (shared by replicas) when given, else in this process."""
     if rate is None:
         return []
     unit: DurationUnit = rate[0]  # type: ignore[assignment]  # validated by Settings
@@ -90,4 +131,6 @@ def plan_rate_limit(rate: tuple[str, int] | None) -> list[DefineMiddleware]:
         check_throttle_handler=_is_plan_request,
         middleware_class=_SweepingRateLimit,
     )
+    if windows is not None:
+        return [DefineMiddleware(_SharedRateLimit, config=config, windows=windows)]
     return [config.middleware]

@@ -4,17 +4,22 @@ side by side."""
 
 from __future__ import annotations
 
-from pricing.provider_costs import OWNED_PROVIDER, ResolvedCost
+from pricing import OWNED_PROVIDER, ResolvedCost
 from service.db.snapshot import CatalogSnapshot
 from service.plans.schemas import CostOut, DataOut, PricingOptionOut, ReliabilityOut
-from solver.candidates import Candidate
-from solver.charges import DEADLINE_CONFIDENCE, HOURS_PER_MONTH, JobTerms
-from solver.job_terms import JobTermsWithRules
-from solver.observations import gpu_generation
-from solver.plan_warnings import complete_bands
-from solver.planner import PlanResult
-from solver.reliability import interruption_rate
-from solver.throughput import Band
+from solver import (
+    CHARGE_NAMES,
+    DEADLINE_CONFIDENCE,
+    HOURS_PER_MONTH,
+    Band,
+    Candidate,
+    JobTerms,
+    JobTermsWithRules,
+    PlanResult,
+    complete_bands,
+    interruption_rate,
+    supply_rates,
+)
 
 __all__ = ["cost_out", "data_out", "pricing_options", "reliability_out"]
 
@@ -26,28 +31,22 @@ _METHOD = (
 )
 
 
-def _rates(c: Candidate, job: JobTerms) -> tuple[float, float, str]:
-    """(interruptions per GPU-hour, preemptions per instance-hour, the rate's source) of a candidate."""
+def _rates(c: Candidate, job: JobTerms, architecture: str) -> tuple[float, float, str]:
+    """(interruptions per GPU-hour, preemptions per instance-hour, the rate's source) of a candidate
+    on a GPU of ``architecture``: the solver's own rule (:func:`solver.supply_rates`), with its source."""
     terms = c.supply.terms
+    rate, preemptions = supply_rates(terms, c.units, job)
     if job.interruptions_per_gpu_hour is not None:
-        rate, source = job.interruptions_per_gpu_hour, "given in reliability.interruptions_per_gpu_hour"
-    else:
-        rate = terms.interruptions_per_gpu_hour
-        row = interruption_rate(gpu_generation(c.supply.gpu_id))
-        source = f"{row.citation}, for {row.generations[0]} and alike"
-        if c.units == 1:
-            rate *= 1 - terms.network_interruption_share
-            source += (
-                f"; inside one instance, less the network's {terms.network_interruption_share:.0%} share"
-            )
-    preemptions = terms.preemptions_per_hour
-    if job.preemptions_per_hour is not None and preemptions > 0:
-        preemptions = job.preemptions_per_hour
+        return rate, preemptions, "given in reliability.interruptions_per_gpu_hour"
+    row = interruption_rate(architecture)
+    source = f"{row.citation}, for {row.generations[0]} and alike"
+    if c.units == 1:
+        source += f"; inside one instance, less the network's {terms.network_interruption_share:.0%} share"
     return rate, preemptions, source
 
 
-def reliability_out(c: Candidate, job: JobTerms) -> ReliabilityOut:
-    rate, preemptions, _ = _rates(c, job)
+def reliability_out(c: Candidate, job: JobTerms, snapshot: CatalogSnapshot) -> ReliabilityOut:
+    rate, preemptions, _ = _rates(c, job, _architecture(snapshot, c))
     s = c.charges
     return ReliabilityOut(
         expected_interruptions=s.interruptions,
@@ -72,6 +71,10 @@ def data_out(job: JobTerms) -> DataOut:
     )
 
 
+def _architecture(snapshot: CatalogSnapshot, c: Candidate) -> str:
+    return snapshot.gpu_spec(c.supply.gpu_id).architecture
+
+
 def _seller(snapshot: CatalogSnapshot, c: Candidate) -> ResolvedCost | None:
     return snapshot.provider_costs.resolve(c.supply.provider or OWNED_PROVIDER)
 
@@ -80,9 +83,11 @@ def _source(seller: ResolvedCost | None, field: str) -> str:
     return "no provider-costs sheet: 0" if seller is None else seller.sources[field]
 
 
-def _assumptions(c: Candidate, job: JobTermsWithRules, seller: ResolvedCost | None) -> dict[str, str]:
+def _assumptions(
+    c: Candidate, job: JobTermsWithRules, seller: ResolvedCost | None, architecture: str
+) -> dict[str, str]:
     terms, s, j, rules = c.supply.terms, c.charges, job.terms, job.rules
-    rate, preemptions, rate_source = _rates(c, j)
+    rate, preemptions, rate_source = _rates(c, j, architecture)
     interval = (
         "none before the end"
         if s.checkpoint_interval_hours is None
@@ -90,8 +95,7 @@ def _assumptions(c: Candidate, job: JobTermsWithRules, seller: ResolvedCost | No
         + ("(given)" if j.checkpoint_every_hours is not None else "(Young/Daly optimum)")
     )
     spot = c.supply.pricing == "spot"
-    return {
-        "provider_costs": "no provider-costs sheet: compute only" if seller is None else seller.citation,
+    texts = {
         "compute_usd": f"${c.usd_per_hour:,.2f}/h × {c.compute_hours:,.2f} compute hours (throughput model)",
         "setup_usd": (
             f"{terms.startup_hours * 60:g} min to start ({_source(seller, 'startup_minutes')}) + "
@@ -131,6 +135,8 @@ def _assumptions(c: Candidate, job: JobTermsWithRules, seller: ResolvedCost | No
             f"${terms.egress_usd_per_gb:g}/GB ({_source(seller, 'egress_usd_per_gb')})"
         ),
     }
+    provider = "no provider-costs sheet: compute only" if seller is None else seller.citation
+    return {"provider_costs": provider, **{name: texts[name] for name in CHARGE_NAMES}}
 
 
 def cost_out(c: Candidate, job: JobTermsWithRules, snapshot: CatalogSnapshot) -> CostOut:
@@ -142,7 +148,7 @@ def cost_out(c: Candidate, job: JobTermsWithRules, snapshot: CatalogSnapshot) ->
         billable_hours=c.billable_hours,
         billing_increment_s=c.supply.billing_increment_s,
         breakdown=dict(c.charges.breakdown),
-        assumptions=_assumptions(c, job, _seller(snapshot, c)),
+        assumptions=_assumptions(c, job, _seller(snapshot, c), _architecture(snapshot, c)),
     )
 
 

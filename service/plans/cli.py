@@ -15,9 +15,8 @@ from service.plans.cost_text import money, print_costs
 from service.plans.pipeline import PlanService
 from service.plans.remote import plan_via_server
 from service.plans.schemas import ChoiceOut, PlanOut, ServingPlanOut
-from solver.errors import NoFeasiblePlan
-from solver.network import Network
-from solver.plan_spec import PlanRequest
+from service.server.client import add_target_options, reach
+from solver import Network, NoFeasiblePlan, PlanRequest
 
 __all__ = ["register"]
 
@@ -58,6 +57,7 @@ def _plan_rows(plan: PlanOut) -> list[tuple[str, Any]]:
             f"sharding={choice.sharding}, recompute={choice.recompute}",
         ),
         ("from", _where(choice)),
+        *([("layout", choice.layout.text())] if choice.layout else []),
         *([("MIG", choice.mig.summary)] if choice.mig else []),
         (
             "hours",
@@ -198,17 +198,17 @@ def _print_fleet_footer(plan: ServingPlanOut) -> None:
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
-    request = read_json_body(args.workload, PlanRequest, "workload")
+    request: PlanRequest = read_json_body(args.workload, PlanRequest, "workload")
     try:
-        if args.url:
-            plan = plan_via_server(args.url, request)
-        else:
-            with Store.open(args.db) as store:
-                plan = PlanService(store).create(request)
+        with reach(args) as where:
+            if isinstance(where, Store):
+                plan = PlanService(where).create(request)
+            else:
+                plan = plan_via_server(where, request)
     except NoFeasiblePlan as exc:
         print(f"gpuplan: {exc}", file=sys.stderr)
         for gpu, reasons in exc.rejected.items():
-            print(f"  {gpu}: " + "; ".join(f"{r}: {d}" for r, d in reasons), file=sys.stderr)
+            print(f"  {gpu}: " + "; ".join(f"{r.reason}: {r.detail}" for r in reasons), file=sys.stderr)
         return 3
     if args.json:
         print_json(plan)
@@ -225,9 +225,6 @@ def register(sub: Any) -> None:
         "plan", help="plan a workload (a POST /v1/plans JSON body in a file, or - for stdin)"
     )
     parser.add_argument("workload", help="JSON file with the workload, work and constraints")
-    parser.add_argument("--db", default=argparse.SUPPRESS)
+    add_target_options(parser)
     parser.add_argument("--json", action="store_true", help="print the plan as JSON")
-    parser.add_argument(
-        "--url", help="plan through the server at this URL (e.g. http://127.0.0.1:8000) instead of --db"
-    )
     parser.set_defaults(func=_cmd_plan)

@@ -3,8 +3,8 @@
 Replica types are the pipeline's supplies (the cheapest offer of each interchangeable group, and owned
 nodes) × tensor-parallel degrees that fit inside one instance (tp > 1 only over NVLink/NVSwitch).
 Each type's capacity per request class comes from the Mélange serving rows where a bucket matches,
-else from the throughput and memory models (``solver.serving_capacity``), flagged ``derived``; the
-fleet MILP is ``solver.serving``.
+else from the throughput and memory models (``solver.throughput.capacity``), flagged ``derived``; the
+fleet MILP is ``solver.optimise.fleet``.
 """
 
 from __future__ import annotations
@@ -38,16 +38,31 @@ from service.plans.schemas import (
     SingleTypeOut,
 )
 from service.plans.throughput import ThroughputCache
-from solver.calibration import ProfileIndex
-from solver.candidates import Rejection, Supply
-from solver.errors import InvalidWorkload, NoFeasiblePlan
-from solver.gpus import INTERCONNECT_RANK, GpuSpec, Interconnect
-from solver.plan_spec import DEFAULT_FLEET_HOURS, PlanRequest
-from solver.plan_warnings import PlanWarning
-from solver.serving import FleetResult, ReplicaType, best_single_type, solve_fleet
-from solver.serving_capacity import Capacity, class_capacity
-from solver.serving_spec import RequestClass, ServingSlo, validate_mix
-from solver.workload import ResolvedWorkload, Workload, resolve_workload
+from solver import (
+    DEFAULT_FLEET_HOURS,
+    INTERCONNECT_RANK,
+    Capacity,
+    FleetResult,
+    GpuSpec,
+    Interconnect,
+    InvalidWorkload,
+    NoFeasiblePlan,
+    PlanWarning,
+    ProfileIndex,
+    Rejection,
+    ReplicaType,
+    RequestClass,
+    ResolvedWorkload,
+    ServingPlan,
+    ServingSlo,
+    Supply,
+    Workload,
+    best_single_type,
+    by_gpu,
+    class_capacity,
+    resolve_workload,
+    solve_fleet,
+)
 
 __all__ = ["LOAD_DIGITS", "FleetSpec", "ServingFleets", "SolvedFleet"]
 
@@ -56,8 +71,8 @@ LOAD_DIGITS = 4
 would otherwise show as a load of 0.85000085 above a 0.85 limit."""
 
 _TPS = (1, 2, 4, 8)
-Rejected = dict[str, list[tuple[str, str]]]
-"""Why each unusable GPU type cannot serve: ``(reason, detail)`` pairs by GPU id."""
+Rejected = dict[str, list[Rejection]]
+"""Why each unusable GPU type cannot serve, one rejection per reason, by GPU id."""
 
 
 class FleetSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -104,23 +119,15 @@ class ServingFleets:
         self.settings = settings
         self.cache = cache
 
-    def validate(self, request: PlanRequest, resolved: ResolvedWorkload) -> FleetSpec:
-        """The rate and a valid mix are required, and the model must be a language model."""
-        if request.requests_per_s is None:
-            raise InvalidParameter("requests_per_s", "a serving plan needs the request rate to serve")
-        if request.request_mix is None:
-            raise InvalidParameter("request_mix", "a serving plan needs the request sizes and their shares")
-        try:
-            validate_mix(request.request_mix)
-        except InvalidWorkload as exc:
-            raise InvalidParameter(exc.field, exc.message) from None
+    def validate(self, request: ServingPlan, resolved: ResolvedWorkload) -> FleetSpec:
+        """The model must be a language model (the rate and a valid mix are the request's own rules)."""
         if not resolved.arch.is_transformer:
             raise InvalidParameter(
                 "model", f"{resolved.arch.name} is not a language model: serving plans size LLM fleets"
             )
         return FleetSpec(rate=request.requests_per_s, classes=list(request.request_mix))
 
-    def solve(self, inputs: PlanInputs[FleetSpec]) -> SolvedFleet:
+    def solve(self, inputs: PlanInputs[ServingPlan, FleetSpec]) -> SolvedFleet:
         """Size the fleet; raises NoFeasiblePlan (with reasons per GPU) when nothing serves it."""
         request, spec = inputs.request, inputs.spec
         options = _replica_types(inputs, self.cache)
@@ -152,11 +159,16 @@ class ServingFleets:
             raise NoFeasiblePlan(
                 f"the cheapest fleet costs ${fleet.usd_per_hour * hours:,.2f} over {hours:g} h, "
                 f"above the ${limits.budget_usd:,.2f} budget",
-                {g: [("budget", "the cheapest fleet is over budget")] for g in sorted(_usable(options))},
+                {
+                    g: [Rejection(gpu_id=g, reason="budget", detail="the cheapest fleet is over budget")]
+                    for g in sorted(_usable(options))
+                },
             )
         return SolvedFleet(fleet=fleet, single=single, options=options, rejected=rejected, hours=hours)
 
-    def render(self, inputs: PlanInputs[FleetSpec], solved: SolvedFleet, stamp: PlanStamp) -> ServingPlanOut:
+    def render(
+        self, inputs: PlanInputs[ServingPlan, FleetSpec], solved: SolvedFleet, stamp: PlanStamp
+    ) -> ServingPlanOut:
         """The API view of a fleet."""
         fleet, single, hours = solved.fleet, solved.single, solved.hours
         type_of = {t.type_id: t for t in solved.options.types}
@@ -213,7 +225,7 @@ def _resolved_by_tp(template: Workload) -> dict[int, ResolvedWorkload]:
     return resolved
 
 
-def _replica_types(inputs: PlanInputs[FleetSpec], cache: ThroughputCache) -> ReplicaOptions:
+def _replica_types(inputs: PlanInputs[ServingPlan, FleetSpec], cache: ThroughputCache) -> ReplicaOptions:
     snapshot, index = inputs.snapshot, inputs.snapshot.profile_index()
     by_tp = _resolved_by_tp(inputs.template)
     capacities = cache.capacities(snapshot, by_tp[min(by_tp)]) if by_tp else {}
@@ -258,7 +270,7 @@ def _replica_types(inputs: PlanInputs[FleetSpec], cache: ThroughputCache) -> Rep
 
 def _capacity(
     cache: MutableMapping[Hashable, Any],
-    inputs: PlanInputs[FleetSpec],
+    inputs: PlanInputs[ServingPlan, FleetSpec],
     resolved: ResolvedWorkload,
     gpu: GpuSpec,
     tp: int,
@@ -306,26 +318,8 @@ def _usable(options: ReplicaOptions) -> set[str]:
 def _rejected(
     snapshot: CatalogSnapshot, rejections: Sequence[Rejection], options: ReplicaOptions
 ) -> Rejected:
-    """Every GPU no replica type uses: its first detail per reason, or that nothing offers it.
-
-    A MIG slice is told under its parent: a usable slice makes the parent usable, and an unusable
-    slice's reason counts only where the parent has none of that kind."""
-    usable = _usable(options)
-    usable |= {s.parent_gpu_id for k, s in snapshot.mig_slices.items() if k in usable}
-    grouped: dict[str, dict[str, str]] = {}
-    slices = [r for r in rejections if r.gpu_id in snapshot.mig_slices]
-    for r in [r for r in rejections if r.gpu_id not in snapshot.mig_slices]:
-        if r.gpu_id not in usable:
-            grouped.setdefault(r.gpu_id, {}).setdefault(r.reason, r.detail)
-    for r in slices:
-        spec = snapshot.mig_slices[r.gpu_id]
-        if spec.parent_gpu_id not in usable:
-            detail = f"MIG {spec.mig_profile}: {r.detail}"
-            grouped.setdefault(spec.parent_gpu_id, {}).setdefault(r.reason, detail)
-    for gpu_id in snapshot.gpus:
-        if gpu_id not in usable and gpu_id not in grouped:
-            grouped[gpu_id] = {"filter": "no current offer or ownership price"}
-    return {g: sorted(reasons.items()) for g, reasons in sorted(grouped.items())}
+    """Every GPU no replica type uses, with its reasons (MIG slices told under their parent)."""
+    return by_gpu(snapshot.gpus_and_slices(), _usable(options), rejections)
 
 
 def _capacity_warnings(type_of: Mapping[str, ReplicaType], fleet: FleetResult) -> list[PlanWarning]:
@@ -348,7 +342,9 @@ def _capacity_warnings(type_of: Mapping[str, ReplicaType], fleet: FleetResult) -
     return found
 
 
-def _replica_out(rtype: ReplicaType, inputs: PlanInputs[FleetSpec], solved: SolvedFleet) -> ReplicaOut:
+def _replica_out(
+    rtype: ReplicaType, inputs: PlanInputs[ServingPlan, FleetSpec], solved: SolvedFleet
+) -> ReplicaOut:
     fleet, supply = solved.fleet, solved.options.supply_of[rtype.type_id]
     classes = inputs.spec.classes
     shares = fleet.shares.get(rtype.type_id, [0.0] * len(classes))
@@ -381,7 +377,7 @@ def _replica_out(rtype: ReplicaType, inputs: PlanInputs[FleetSpec], solved: Solv
 
 
 def _single_out(
-    inputs: PlanInputs[FleetSpec], solved: SolvedFleet, type_of: dict[str, ReplicaType]
+    inputs: PlanInputs[ServingPlan, FleetSpec], solved: SolvedFleet, type_of: dict[str, ReplicaType]
 ) -> SingleTypeOut | None:
     single = solved.single
     if single is None or not single.instances:

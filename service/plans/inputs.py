@@ -6,8 +6,7 @@ import msgspec
 
 from service.db.snapshot import CatalogSnapshot
 from service.plans.supply import SupplySet
-from solver.plan_spec import PlanRequest
-from solver.workload import ResolvedWorkload, Workload
+from solver import ResolvedWorkload, Workload
 
 __all__ = ["PlanInputs", "PlanSettings"]
 
@@ -21,11 +20,11 @@ class PlanSettings(msgspec.Struct, frozen=True, kw_only=True):
     """Plans warn about price sheets older than this."""
 
 
-class PlanInputs[S](msgspec.Struct, frozen=True, kw_only=True):
-    """A validated request: its workload, what its kind validated (``spec``), and its supplies, all read
-    from one catalog snapshot."""
+class PlanInputs[Q, S](msgspec.Struct, frozen=True, kw_only=True):
+    """A validated request (``Q``, one member of the plan request union): its workload, what its kind
+    validated (``spec``), and its supplies, all read from one catalog snapshot."""
 
-    request: PlanRequest
+    request: Q
     snapshot: CatalogSnapshot
     template: Workload
     """The workload with the layout fields at their defaults: the planner varies them."""

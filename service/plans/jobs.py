@@ -1,4 +1,4 @@
-"""Job plans (train, fine-tune, batch inference): solve with ``solver.planner`` and render a :class:`PlanOut`.
+"""Job plans (train, fine-tune, batch inference): solve with ``solver.optimise.planner`` and render a :class:`PlanOut`.
 
 The pipeline (``service.plans.pipeline``) validates the request and gathers the supplies; this kind
 asks the planner for the cheapest (or fastest) configuration that finishes the work and explains it.
@@ -6,6 +6,8 @@ asks the planner for the cheapest (or fastest) configuration that finishes the w
 
 from __future__ import annotations
 
+from service.db.snapshot import CatalogSnapshot
+from service.http import body_of
 from service.plans.charges_out import cost_out, data_out, pricing_options, reliability_out
 from service.plans.inputs import PlanInputs, PlanSettings
 from service.plans.render import (
@@ -28,16 +30,40 @@ from service.plans.schemas import (
     SolverOut,
     ThroughputOut,
 )
-from service.plans.throughput import ThroughputCache
-from solver.candidates import Candidate
-from solver.job_terms import JobTermsWithRules, job_terms
-from solver.plan_spec import PlanRequest
-from solver.plan_warnings import candidate_warnings, complete_bands
-from solver.planner import PlanResult, plan
-from solver.throughput import Band
-from solver.workload import ResolvedWorkload
+from service.plans.throughput import ThroughputCache, plan_cache
+from solver import (
+    Band,
+    BatchInferencePlan,
+    Candidate,
+    InvalidWorkload,
+    JobPlanRequest,
+    JobTermsWithRules,
+    PlanResult,
+    ResolvedWorkload,
+    candidate_warnings,
+    complete_bands,
+    deadline_probability,
+    job_terms,
+    plan,
+)
 
 __all__ = ["JobPlans"]
+
+
+def _output_len(request: JobPlanRequest) -> int | None:
+    return request.output_len if isinstance(request, BatchInferencePlan) else None
+
+
+def _check_work(request: JobPlanRequest, resolved: ResolvedWorkload) -> None:
+    """A batch-inference request generates ``output_len`` of its ``seq_len`` tokens, so at most
+    ``seq_len`` of them (the request's own rules, :meth:`~solver.JobPlanBase.check`, ran before)."""
+    output_len = _output_len(request)
+    if output_len is not None and output_len > resolved.seq_len:
+        raise InvalidWorkload(
+            "output_len",
+            f"{output_len} is more than seq_len ({resolved.seq_len}): each request is seq_len tokens, "
+            "output_len of them generated",
+        )
 
 
 class JobPlans:
@@ -47,33 +73,38 @@ class JobPlans:
         self.settings = settings
         self.throughput = throughput
 
-    def validate(self, request: PlanRequest, resolved: ResolvedWorkload) -> JobTermsWithRules:
-        """What the job moves, keeps and risks besides compute (the planner checks the work to do)."""
+    def validate(self, request: JobPlanRequest, resolved: ResolvedWorkload) -> JobTermsWithRules:
+        """What the job moves, keeps and risks besides compute (the planner checks the work to do),
+        after the work's own cross-field rules (:func:`_check_work`)."""
+        _check_work(request, resolved)
         return job_terms(
             resolved,
             tokens=request.tokens,
             samples=request.samples,
             epochs=request.epochs,
-            output_len=request.output_len,
+            output_len=_output_len(request),
             data=request.data,
             reliability=request.reliability,
         )
 
-    def solve(self, inputs: PlanInputs[JobTermsWithRules]) -> PlanResult:
+    def solve(self, inputs: PlanInputs[JobPlanRequest, JobTermsWithRules]) -> PlanResult:
         return plan(
             inputs.request,
             inputs.template,
             inputs.supplies.supplies,
             inputs.snapshot.gpus_and_slices(),
-            self.throughput.estimator(inputs.snapshot, inputs.resolved, inputs.request.output_len),
-            memo=self.throughput.memo(inputs.snapshot, inputs.resolved, inputs.request.output_len),
+            self.throughput.estimator(inputs.snapshot, inputs.resolved, _output_len(inputs.request)),
+            cache=plan_cache(inputs.snapshot),
+            index=inputs.snapshot.profile_index(),
             seq_len=inputs.resolved.seq_len,
             job=inputs.spec.terms,
             pre_rejections=inputs.supplies.rejections,
             time_limit_s=self.settings.time_limit_s,
         )
 
-    def render(self, inputs: PlanInputs[JobTermsWithRules], result: PlanResult, stamp: PlanStamp) -> PlanOut:
+    def render(
+        self, inputs: PlanInputs[JobPlanRequest, JobTermsWithRules], result: PlanResult, stamp: PlanStamp
+    ) -> PlanOut:
         """The API view of a plan."""
         chosen, request = result.choice, inputs.request
         sheets = price_sheets_used(
@@ -86,14 +117,14 @@ class JobPlans:
             model=inputs.resolved.arch.name,
             kind=inputs.resolved.kind,
             choice=_choice(chosen, inputs),
-            estimate=_estimate(chosen, inputs.spec),
+            estimate=_estimate(chosen, inputs.spec, inputs.snapshot, request.constraints.deadline_hours),
             cost=cost_out(chosen, inputs.spec, inputs.snapshot),
             alternatives=_alternatives(result),
             rejected=rejected_gpus(inputs.snapshot, result.rejected),
             pareto=_pareto(result),
             pricing_options=pricing_options(result),
             warnings=[
-                *candidate_warnings(chosen),
+                *candidate_warnings(chosen, request.constraints.deadline_hours),
                 *host_warnings(inputs.supplies, [chosen.supply]),
                 *stale_warnings(sheets),
             ],
@@ -102,7 +133,7 @@ class JobPlans:
         )
 
 
-def _choice(c: Candidate, inputs: PlanInputs[JobTermsWithRules]) -> ChoiceOut:
+def _choice(c: Candidate, inputs: PlanInputs[JobPlanRequest, JobTermsWithRules]) -> ChoiceOut:
     gpu = inputs.snapshot.gpu_spec(c.supply.gpu_id)
     return ChoiceOut(
         gpu=gpu.gpu_id,
@@ -116,10 +147,13 @@ def _choice(c: Candidate, inputs: PlanInputs[JobTermsWithRules]) -> ChoiceOut:
         offer=inputs.supplies.offers.get(c.supply.supply_id),
         owned=owned_ref(c.supply, inputs.request.owned_utilization),
         mig=mig_ref(inputs.snapshot, c.supply, c.gpu_count),
+        layout=None if inputs.resolved.is_inference else c.layout,
     )
 
 
-def _estimate(c: Candidate, job: JobTermsWithRules) -> EstimateOut:
+def _estimate(
+    c: Candidate, job: JobTermsWithRules, snapshot: CatalogSnapshot, deadline_hours: float | None = None
+) -> EstimateOut:
     t = c.throughput
     work = c.compute_hours * t.value * 3600
     (low, high), _ = complete_bands(c)
@@ -129,71 +163,31 @@ def _estimate(c: Candidate, job: JobTermsWithRules) -> EstimateOut:
         compute_hours=c.compute_hours,
         work=work,
         work_unit="tokens" if "token" in t.unit else "samples",
-        throughput=ThroughputOut(
-            value=t.value,
-            unit=t.unit,
-            provenance=t.provenance,
-            route=t.route,
-            confidence=t.confidence,
-            method=t.method,
-            workload_class=t.workload_class,
-            stack=t.stack,
-            efficiency=t.efficiency,
-            band=t.band,
-            sources=t.sources,
-        ),
+        throughput=body_of(ThroughputOut, t),
         scaling=t.scaling,
-        memory=MemoryOut(
-            per_gpu_gib=c.memory.per_gpu_gib,
-            allocated_gib=c.memory.allocated_gib,
-            reserved_gib=c.memory.reserved_gib,
-            fit_counter=c.memory.fit_counter,
-            capacity_gib=c.capacity_gib,
-            band=c.memory.band,
-            host_ram_gib=c.memory.host_ram_gib,
-            breakdown=c.memory.breakdown,
-        ),
-        reliability=reliability_out(c, job.terms),
+        memory=body_of(MemoryOut, c.memory, capacity_gib=c.capacity_gib),
+        reliability=reliability_out(c, job.terms, snapshot),
         data=data_out(job.terms),
+        goodput=c.compute_hours / c.hours if c.hours > 0 else 1.0,
+        deadline_probability=None if deadline_hours is None else deadline_probability(c, deadline_hours),
     )
 
 
 def _alternatives(result: PlanResult) -> list[AlternativeOut]:
     return [
-        AlternativeOut(
-            rank=i + 1,
-            gpu=a.candidate.supply.gpu_id,
-            gpu_count=a.candidate.gpu_count,
-            acquisition=a.candidate.supply.acquisition,
-            provider=a.candidate.supply.provider,
-            instance_type=a.candidate.supply.instance_type,
-            region=a.candidate.supply.region,
-            pricing=a.candidate.supply.pricing,
-            hours=a.candidate.hours,
-            cost_usd=a.candidate.cost_usd,
-            why=a.why,
-        )
+        body_of(AlternativeOut, a, a.candidate, a.candidate.supply, rank=i + 1, gpu=a.candidate.supply.gpu_id)
         for i, a in enumerate(result.alternatives)
     ]
 
 
 def _pareto(result: PlanResult) -> list[ParetoPoint]:
     return [
-        ParetoPoint(
-            gpu=p.supply.gpu_id,
-            gpu_count=p.gpu_count,
-            acquisition=p.supply.acquisition,
-            provider=p.supply.provider,
-            instance_type=p.supply.instance_type,
-            hours=p.hours,
-            cost_usd=p.cost_usd,
-            chosen=p is result.choice,
-        )
+        body_of(ParetoPoint, p, p.supply, gpu=p.supply.gpu_id, chosen=p is result.choice)
         for p in result.pareto
     ]
 
 
-def _solver(result: PlanResult, request: PlanRequest, passed_over: int, total_ms: float) -> SolverOut:
+def _solver(result: PlanResult, request: JobPlanRequest, passed_over: int, total_ms: float) -> SolverOut:
     return SolverOut(
         backend=result.outcome.backend,
         status=plan_status(result.outcome),

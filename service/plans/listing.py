@@ -17,7 +17,7 @@ from service.db.backend import Cursor
 from service.db.store import Store
 from service.errors import InvalidParameter
 from service.plans.schemas import AnyPlan, PlanOut
-from solver.workload import WorkloadKind
+from solver import WorkloadKind
 
 __all__ = ["PlanListQuery", "PlanPage", "PlanSummary", "list_plans", "parse_timestamp", "save_summary"]
 

@@ -7,7 +7,7 @@ an owned GPU's idle hours do). Slices are for inference plans only (the pipeline
 otherwise).
 
 An owned GPU is priced per **busy** hour: its yearly cost (capital annualised over its life, hosting,
-maintenance, idle energy — ``pricing.tco``) spread over the busy share ``owned_utilization`` of its
+maintenance, idle energy — ``pricing.ownership.tco``) spread over the busy share ``owned_utilization`` of its
 hours, plus the energy of a busy hour. Owned GPUs come in servers of up to 8 (1, 2, 4 or 8 per node,
 linked as that form factor's board is; more GPUs are several 8-GPU nodes). Busy hours are not rounded.
 Setup, storage and interruptions follow the ``owned`` class row of the provider-cost sheets.
@@ -17,19 +17,21 @@ from __future__ import annotations
 
 import threading
 
-from pricing import tco
-from pricing.interconnect import derive_interconnect
-from pricing.network import owned_network
-from pricing.ownership_defaults import choose_defaults
-from pricing.provider_costs import OWNED_PROVIDER, terms_of
+from pricing import (
+    OWNED_PROVIDER,
+    OwnershipInputs,
+    choose_defaults,
+    derive_interconnect,
+    owned_network,
+    owned_usd_per_busy_gpu_hour,
+    terms_of,
+)
 from service.db.snapshot import CatalogSnapshot, Derived
-from solver.candidates import Rejection, Supply
-from solver.charges import SupplyTerms
-from solver.gpus import GpuSpec
+from solver import GpuSpec, Rejection, Supply, SupplyTerms
 
 __all__ = ["OWNED_SUPPLIES", "OwnedSupplies", "owned_supplies"]
 
-_INPUTS = tco.OwnershipInputs.__struct_fields__
+_INPUTS = OwnershipInputs.__struct_fields__
 _NODE_SIZES = (1, 2, 4, 8)
 
 
@@ -105,8 +107,8 @@ def owned_supplies(snapshot: CatalogSnapshot, utilization: float) -> tuple[list[
                 )
             )
             continue
-        inputs = tco.OwnershipInputs(**{name: value.value for name, value in values.items()})
-        rate = tco.owned_usd_per_busy_gpu_hour(inputs, utilization)
+        inputs = OwnershipInputs(**{name: value.value for name, value in values.items()})
+        rate = owned_usd_per_busy_gpu_hour(inputs, utilization)
         price = values["purchase_price_usd_per_gpu"]
         source = (
             f"owned at ${rate:,.2f} per busy GPU-hour at {utilization:.0%} utilisation: purchase "
@@ -116,7 +118,7 @@ def owned_supplies(snapshot: CatalogSnapshot, utilization: float) -> tuple[list[
             f"maintenance {inputs.maintenance_fraction_per_year:.0%}/year, discount rate {inputs.discount_rate:.0%}"
         )
         version = price.sheet_version
-        terms = terms_of(costs, gpu_id, spot=False)
+        terms = terms_of(costs, gpu, spot=False)
         supplies.extend(_slice_supplies(snapshot, gpu, rate, source, version, terms))
         for size in _NODE_SIZES:
             interconnect, _rule = derive_interconnect(gpu, size, "")

@@ -28,31 +28,39 @@ from service.plans.schemas import AnyPlan
 from service.plans.software_filter import software_filter
 from service.plans.supply import RENTAL_SUPPLIES, SupplyFilter, SupplySet
 from service.plans.throughput import ThroughputCache
-from solver.plan_spec import PlanRequest
-from solver.workload import INFERENCE_KINDS, ResolvedWorkload, Workload, resolve_workload
+from solver import (
+    INFERENCE_KINDS,
+    PlanBase,
+    PlanRequest,
+    ResolvedWorkload,
+    ServingPlan,
+    Workload,
+    resolve_workload,
+)
 
 __all__ = ["PlanKind", "PlanService"]
 
 
-class PlanKind[S, R](Protocol):
-    """What differs between the kinds of plan: ``S`` is what validation yields, ``R`` the solver's result."""
+class PlanKind[Q: PlanBase, S, R](Protocol):
+    """What differs between the kinds of plan: ``Q`` is the request they take, ``S`` what validation
+    yields, ``R`` the solver's result."""
 
-    def validate(self, request: PlanRequest, resolved: ResolvedWorkload) -> S: ...
+    def validate(self, request: Q, resolved: ResolvedWorkload) -> S: ...
 
-    def solve(self, inputs: PlanInputs[S]) -> R: ...
+    def solve(self, inputs: PlanInputs[Q, S]) -> R: ...
 
-    def render(self, inputs: PlanInputs[S], result: R, stamp: PlanStamp) -> AnyPlan: ...
+    def render(self, inputs: PlanInputs[Q, S], result: R, stamp: PlanStamp) -> AnyPlan: ...
 
 
 _JOB_FIELDS = Workload.__struct_fields__
 
 
-def _template(request: PlanRequest) -> Workload:
+def _template(request: PlanBase) -> Workload:
     """The request's workload; its layout fields keep their defaults, since the planner varies them."""
     return Workload(**{f: getattr(request, f) for f in _JOB_FIELDS if hasattr(request, f)})
 
 
-def _supplies(snapshot: CatalogSnapshot, request: PlanRequest, filters: SupplyFilter) -> SupplySet:
+def _supplies(snapshot: CatalogSnapshot, request: PlanBase, filters: SupplyFilter) -> SupplySet:
     """Rented supplies (when renting), then owned ones (when owning), after the request's filters;
     MIG slices only for inference kinds."""
     rented = (
@@ -88,12 +96,13 @@ class PlanService:
         self._fleets = ServingFleets(self.settings, self.throughput_cache)
 
     def create(self, request: PlanRequest) -> AnyPlan:
-        """Plan ``request``, store the plan and return it."""
-        if request.kind == "serving":
+        """Plan ``request``, store the plan and return it (its own rules checked first)."""
+        request.check()
+        if isinstance(request, ServingPlan):
             return self._run(self._fleets, request)
         return self._run(self._jobs, request)
 
-    def _run[S, R](self, kind: PlanKind[S, R], request: PlanRequest) -> AnyPlan:
+    def _run[Q: PlanBase, S, R](self, kind: PlanKind[Q, S, R], request: Q) -> AnyPlan:
         started = time.perf_counter()
         inputs = self._validate(kind, self.store.snapshot, request)
         solving = time.perf_counter()
@@ -103,9 +112,9 @@ class PlanService:
         self._save(plan, request)
         return plan
 
-    def _validate[S](
-        self, kind: PlanKind[S, Any], snapshot: CatalogSnapshot, request: PlanRequest
-    ) -> PlanInputs[S]:
+    def _validate[Q: PlanBase, S](
+        self, kind: PlanKind[Q, S, Any], snapshot: CatalogSnapshot, request: Q
+    ) -> PlanInputs[Q, S]:
         """The workload, the filters, then what the kind needs (each a 400 naming its field), in that
         order; then the supplies."""
         template = _template(request)
@@ -121,7 +130,7 @@ class PlanService:
             supplies=software_filter(snapshot, request, resolved, _supplies(snapshot, request, filters)),
         )
 
-    def _save(self, plan: AnyPlan, request: PlanRequest) -> None:
+    def _save(self, plan: AnyPlan, request: PlanBase) -> None:
         """The plan and its summary (for ``GET /v1/plans``), in one transaction."""
 
         def insert(cur: Cursor) -> None:

@@ -1,45 +1,52 @@
-"""``gpuplan plan --url``: plan through a running server instead of opening its database.
+"""A plan made by a running server (``POST /v1/plans``), for the CLI while that server holds the database.
 
-DuckDB lets one process open a file read-write, and a read-only open is refused while that process
-holds it, so a CLI next to a running server asks the server (``POST /v1/plans``) for the plan.
+DuckDB lets one process open a file, and a read-only open is refused while that process holds it, so a
+CLI next to a running server asks the server for the plan (``service.server.client``).
 """
 
 from __future__ import annotations
 
-import httpx
 import msgspec
 
-from service.errors import FetchError, InvalidParameter
 from service.plans.schemas import PlanOut, ServingPlanOut
-from solver.errors import NoFeasiblePlan
-from solver.plan_spec import PlanRequest
+from service.server.client import ApiClient
+from solver import NoFeasiblePlan, PlanRequest, Rejection, RejectionReason
 
 __all__ = ["plan_via_server"]
 
-_TIMEOUT_S = 120.0
+
+class _Reason(msgspec.Struct):
+    reason: RejectionReason
+    detail: str
 
 
-def plan_via_server(url: str, request: PlanRequest) -> PlanOut | ServingPlanOut:
-    """The plan the server at ``url`` makes for ``request``; its problems as the CLI's errors."""
-    endpoint = url.rstrip("/") + "/v1/plans"
-    try:
-        response = httpx.post(
-            endpoint,
-            content=msgspec.json.encode(request),
-            headers={"content-type": "application/json"},
-            timeout=_TIMEOUT_S,
-        )
-    except httpx.HTTPError as exc:
-        raise FetchError(f"cannot reach {endpoint}: {exc}") from None
-    if response.status_code in (200, 201):
-        return msgspec.json.decode(response.content, type=PlanOut | ServingPlanOut)
-    try:
-        problem = response.json()
-    except ValueError:
-        problem = {}
-    detail = str(problem.get("detail") or f"HTTP {response.status_code} from {endpoint}")
-    if response.status_code >= 500:
-        raise FetchError(detail)
-    if response.status_code == 422:
-        raise NoFeasiblePlan(detail, rejected={})
-    raise InvalidParameter(str(problem.get("field") or "workload"), detail)
+class _Rejected(msgspec.Struct):
+    gpu: str
+    reasons: list[_Reason]
+
+
+class _Infeasible(msgspec.Struct):
+    """The 422 problem of a workload nothing can run: why, per GPU type."""
+
+    detail: str
+    rejected: list[_Rejected] | None = None
+
+
+def plan_via_server(server: ApiClient, request: PlanRequest) -> PlanOut | ServingPlanOut:
+    """The plan the server makes for ``request``; a 422 as ``NoFeasiblePlan`` with its reasons per GPU,
+    every other problem as the CLI's error of its status."""
+    status, body = server.exchange(
+        "POST",
+        "/v1/plans",
+        content=msgspec.json.encode(request),
+        content_type="application/json",
+        accept=(200, 201, 422),
+    )
+    if status == 422:
+        infeasible = msgspec.json.decode(body, type=_Infeasible)
+        rejected = {
+            r.gpu: [Rejection(gpu_id=r.gpu, reason=x.reason, detail=x.detail) for x in r.reasons]
+            for r in infeasible.rejected or []
+        }
+        raise NoFeasiblePlan(infeasible.detail, rejected=rejected)
+    return msgspec.json.decode(body, type=PlanOut | ServingPlanOut)

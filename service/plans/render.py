@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -21,11 +21,7 @@ from service.plans.schemas import (
     RejectionOut,
 )
 from service.plans.supply import SupplySet
-from solver.candidates import Supply
-from solver.mig import SliceSpec, parent_gpus_for
-from solver.mip import SolveOutcome
-from solver.plan_spec import Acquisition
-from solver.plan_warnings import PlanWarning
+from solver import Acquisition, PlanWarning, RejectionsByGpu, SliceSpec, SolveOutcome, Supply, parent_gpus_for
 
 __all__ = [
     "PlanStamp",
@@ -100,15 +96,13 @@ def stale_warnings(sheets: PriceSheetsOut) -> list[PlanWarning]:
     return [PlanWarning(code="price_sheet_stale", message=text) for text in sheets.warnings]
 
 
-def rejected_gpus(
-    snapshot: CatalogSnapshot, rejected: Mapping[str, Sequence[tuple[str, str]]]
-) -> list[RejectedGpu]:
+def rejected_gpus(snapshot: CatalogSnapshot, rejected: RejectionsByGpu) -> list[RejectedGpu]:
     """Every GPU type that cannot be used, with its reasons (in ``rejected``'s order)."""
     return [
         RejectedGpu(
             gpu=gpu_id,
             gpu_name=snapshot.gpu_spec(gpu_id).name,
-            reasons=[RejectionOut(reason=reason, detail=detail) for reason, detail in reasons],
+            reasons=[RejectionOut(reason=r.reason, detail=r.detail) for r in reasons],
         )
         for gpu_id, reasons in rejected.items()
     ]

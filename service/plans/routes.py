@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from typing import Annotated, Final
 
-from litestar import Response, get, post
+from litestar import Response
 from litestar.di import NamedDependency
 from litestar.handlers import HTTPRouteHandler
 from litestar.params import JSONBody, PathParameter, QueryParameter
@@ -17,20 +17,16 @@ from service.plans.admission import PLAN_CONCURRENCY, PlanQueue
 from service.plans.listing import PlanListQuery, PlanPage, list_plans, parse_timestamp
 from service.plans.pipeline import PlanService
 from service.plans.schemas import PlanOut, ServingPlanOut
-from service.problems import problem_responses
-from solver.plan_spec import PlanRequest
-from solver.workload import WorkloadKind
+from service.problems import FeatureRoutes
+from solver import PlanRequest, WorkloadKind
 
 __all__ = ["PLAN_CONCURRENCY", "ROUTES"]
 
+_API = FeatureRoutes("plans")
+"""Every route of this feature: tagged ``plans``, a 400 for a bad parameter or body."""
 
-@post(
-    "/plans",
-    operation_id="createPlan",
-    tags=["plans"],
-    status_code=201,
-    responses=problem_responses(400, 422, 429, 503),
-)
+
+@_API.post("/plans", operation_id="createPlan", problems=(422, 429, 503), status_code=201)
 async def create_plan_handler(
     plans: NamedDependency[PlanService], plan_queue: NamedDependency[PlanQueue], data: JSONBody[PlanRequest]
 ) -> Response[PlanOut | ServingPlanOut]:
@@ -42,9 +38,7 @@ async def create_plan_handler(
     return ReadableResponse(plan, status_code=201, headers={"Location": f"/v1/plans/{plan.plan_id}"})
 
 
-@get(
-    "/plans", operation_id="listPlans", tags=["plans"], sync_to_thread=True, responses=problem_responses(400)
-)
+@_API.get("/plans", operation_id="listPlans")
 def list_plans_handler(
     store: NamedDependency[Store],
     kind: Annotated[
@@ -73,13 +67,7 @@ def list_plans_handler(
     return list_plans(store, query)
 
 
-@get(
-    "/plans/{plan_id:str}",
-    operation_id="getPlan",
-    tags=["plans"],
-    sync_to_thread=True,
-    responses=problem_responses(400, 404),
-)
+@_API.get("/plans/{plan_id:str}", operation_id="getPlan", problems=(404,))
 def get_plan_handler(
     plans: NamedDependency[PlanService],
     plan_id: Annotated[str, PathParameter(description="The id POST /v1/plans returned", max_length=100)],

@@ -9,11 +9,17 @@ from typing import Annotated, Literal
 import msgspec
 
 from service.catalog.schemas import OfferKey
-from solver.memory import MemoryBand, MemoryBreakdown
-from solver.network import Network
-from solver.plan_warnings import PlanWarning
-from solver.scaling import ScalingEstimate
-from solver.throughput import Band, EfficiencyUsed, ProfileSource
+from solver import (
+    Band,
+    EfficiencyUsed,
+    Layout,
+    MemoryBand,
+    MemoryBreakdown,
+    Network,
+    PlanWarning,
+    ProfileSource,
+    ScalingEstimate,
+)
 
 __all__ = [
     "AlternativeOut",
@@ -104,6 +110,9 @@ class ChoiceOut(msgspec.Struct, kw_only=True):
     owned: OwnedRef | None
     mig: MigOut | None = None
     """Set when the choice runs on MIG slices (``gpu`` is then the slice's id)."""
+    layout: Layout | None = None
+    """Training: the parallel layout the plan prices (tp, pp, vpp, cp, dp, zero, micro_batch,
+    gradient_accumulation, recompute, global_batch_tokens), as POST /v1/throughput answers it."""
 
 
 class ThroughputOut(msgspec.Struct, kw_only=True):
@@ -181,6 +190,13 @@ class EstimateOut(msgspec.Struct, kw_only=True):
     memory: MemoryOut
     reliability: ReliabilityOut
     data: DataOut
+    goodput: float = 1.0
+    """Share of the expected wall time that trains (``compute_hours / hours``): setup, checkpoint
+    writes and the work interruptions lose (``reliability``, with its cited rates) are the rest. The
+    throughput is the steady state; the wall time divides it by this."""
+    deadline_probability: float | None = None
+    """With a deadline: the chance it holds over interruptions and the throughput band (the plan warns
+    ``deadline_at_risk`` below 90 %)."""
 
 
 class CostOut(msgspec.Struct, kw_only=True):

@@ -19,18 +19,24 @@ from typing import Literal
 
 import msgspec
 
-from pricing.offers import RentalOffer
-from pricing.provider_costs import ResolvedCost, terms_of
+from pricing import RentalOffer, ResolvedCost, terms_of
 from service.catalog.gpu_names import resolve_gpu_names, resolve_slice
 from service.db.snapshot import CatalogSnapshot, CurrentOffer, Derived
 from service.errors import InvalidParameter
 from service.plans.schemas import OfferRef
-from solver.candidates import Rejection, RejectionReason, Supply
-from solver.gpus import Interconnect
-from solver.host import HostSpec, host_shortfall, host_unknown
-from solver.mig import slice_id
-from solver.network import Network
-from solver.plan_spec import PlanRequest
+from solver import (
+    HostSpec,
+    Interconnect,
+    Network,
+    PlanBase,
+    Rejection,
+    RejectionReason,
+    Supply,
+    SupplyTerms,
+    host_shortfall,
+    host_unknown,
+    slice_id,
+)
 
 __all__ = [
     "RENTAL_SUPPLIES",
@@ -57,6 +63,8 @@ class OfferGroup(msgspec.Struct, frozen=True, kw_only=True):
     billing_increment_s: int
     costs: ResolvedCost | None
     """The sellers' costs beyond the hour (equal for every offer of the group)."""
+    terms: SupplyTerms
+    """Those costs and the interruption rate of the group's GPU, as a supply's terms."""
     offers: tuple[tuple[float, CurrentOffer], ...]
     alike: int
     """The current offers the group stands for (``offers`` holds the cheapest of each kind only)."""
@@ -130,6 +138,7 @@ def build_supply_index(snapshot: CatalogSnapshot) -> SupplyIndex:
                 network=ordered[0][1].offer.network,
                 billing_increment_s=increment,
                 costs=costs[signature],
+                terms=terms_of(costs[signature], snapshot.gpu_spec(gpu_id), spot=pricing == "spot"),
                 offers=ordered,
                 alike=alike[group_key],
             )
@@ -182,7 +191,7 @@ class SupplyFilter(msgspec.Struct, frozen=True, kw_only=True):
     """What each GPU needs from its host (rentals only; None when nothing is asked)."""
 
     @classmethod
-    def of(cls, snapshot: CatalogSnapshot, request: PlanRequest) -> SupplyFilter:
+    def of(cls, snapshot: CatalogSnapshot, request: PlanBase) -> SupplyFilter:
         """Resolve (a 400 naming the first unknown value): providers and regions only when renting."""
         limits = request.constraints
         renting = request.acquisition in ("rent", "either")
@@ -228,7 +237,7 @@ def _rented(group: OfferGroup, price: float, current: CurrentOffer) -> tuple[Sup
         network=offer.network,
         usd_per_unit_hour=price,
         billing_increment_s=offer.billing_increment_s,
-        terms=terms_of(group.costs, offer.gpu_id, spot=group.pricing == "spot"),
+        terms=group.terms,
         provider=offer.provider,
         instance_type=offer.instance_type,
         region=offer.region,

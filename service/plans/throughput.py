@@ -16,14 +16,33 @@ from typing import Any
 
 import msgspec
 
-from service.db.snapshot import CatalogSnapshot
-from solver.candidates import ThroughputFn
-from solver.errors import InvalidWorkload, ThroughputUnavailable
-from solver.gpus import GpuSpec
-from solver.throughput import ThroughputEstimate, Topology, estimate_throughput
-from solver.workload import ResolvedWorkload
+from service.db.snapshot import CatalogSnapshot, Derived
+from service.estimates.throughput import layout_cache
+from solver import (
+    GpuSpec,
+    InvalidWorkload,
+    PlanCache,
+    ResolvedWorkload,
+    ThroughputEstimate,
+    ThroughputFn,
+    ThroughputUnavailable,
+    Topology,
+    estimate_throughput,
+    scale_term,
+)
 
-__all__ = ["ThroughputCache", "ThroughputKey"]
+__all__ = ["PLAN_CACHE", "ThroughputCache", "ThroughputKey", "plan_cache"]
+
+PLAN_CACHE: Derived[PlanCache] = Derived(
+    "plan cache", lambda snapshot: PlanCache(layouts=layout_cache(snapshot))
+)
+"""What plans learn on one snapshot (layouts, each supply shape's counts): created and dropped with it."""
+
+
+def plan_cache(snapshot: CatalogSnapshot) -> PlanCache:
+    """The :class:`~solver.PlanCache` of ``snapshot`` (its layouts shared with the throughput estimates)."""
+    return snapshot.derive(PLAN_CACHE)
+
 
 _Result = ThroughputEstimate | str  # a str is the reason no estimate exists
 _Table = dict[Hashable, Any]
@@ -78,16 +97,6 @@ class ThroughputCache:
         with self._lock:
             return [key.generation for key in self._tables]
 
-    def memo(
-        self, snapshot: CatalogSnapshot, workload: ResolvedWorkload, output_len: int | None
-    ) -> dict[Hashable, Any]:
-        """The planner's memo for ``workload`` on ``snapshot`` (what each supply shape can run at)."""
-        return self.table(
-            ThroughputKey(
-                generation=snapshot.generation, workload=workload, output_len=output_len, part="shapes"
-            )
-        )
-
     def capacities(self, snapshot: CatalogSnapshot, workload: ResolvedWorkload) -> dict[Hashable, Any]:
         """The serving planner's table of replica capacities for ``workload``'s model on ``snapshot``
         (keyed by GPU, tp, interconnect, request size and SLO; the rate is not part of it)."""
@@ -106,13 +115,15 @@ class ThroughputCache:
             ThroughputKey(generation=snapshot.generation, workload=workload, output_len=output_len)
         )
         limit = self._max_entries
+        scale = scale_term(index)
 
         def estimate(
             job: ResolvedWorkload, gpu: GpuSpec, gpu_count: int, topology: Topology
         ) -> ThroughputEstimate:
             network = topology.network
             key = (
-                gpu.gpu_id, gpu_count, job.tp, job.sharding, job.recompute, job.recompute_auto,
+                gpu.gpu_id, gpu_count, job.tp, job.pp, job.vpp, job.cp, job.sharding, job.recompute,
+                job.recompute_auto, job.batch_size, job.gradient_accumulation_steps, job.global_batch_tokens,
                 topology.gpus_per_instance, topology.interconnect, network.network_class, network.gbps,
             )  # fmt: skip
             found = table.get(key)
@@ -120,7 +131,7 @@ class ThroughputCache:
                 try:
                     found = estimate_throughput(
                         job, gpu, gpu_count, topology.interconnect, snapshot.profiles, snapshot.gpus,
-                        output_len=output_len, index=index, topology=topology,
+                        output_len=output_len, index=index, topology=topology, scale=scale,
                     )  # fmt: skip
                 except (ThroughputUnavailable, InvalidWorkload) as exc:
                     found = str(exc)

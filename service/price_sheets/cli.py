@@ -5,20 +5,23 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
+import msgspec
 from tabulate import tabulate
 
-from pricing.provider_costs import PROVIDER_CLASSES
-from pricing.sheet_formats import FORMATS
+from pricing import FORMATS, PROVIDER_CLASSES
 from service.console import print_json
 from service.db.store import Store
 from service.errors import InvalidParameter
+from service.price_sheets.batches import RefreshBatch
 from service.price_sheets.history import list_versions, offer_history
 from service.price_sheets.importer import import_sheet
-from service.price_sheets.providers import list_providers
+from service.price_sheets.providers import ProviderPage, list_providers
 from service.price_sheets.refresh import Refresher
-from service.price_sheets.schemas import SheetReport
+from service.price_sheets.schemas import OfferHistory, RefreshRun, SheetReport, SheetVersionPage
 from service.price_sheets.sources import load_sources, validate_source_name
+from service.server.client import ApiClient, add_target_options, reach
 from service.settings import Settings
 
 __all__ = ["register"]
@@ -36,9 +39,13 @@ def _print_report(report: SheetReport) -> None:
         print(f"new version {report.version} ({report.content_hash})")
     if report.diff is not None:
         diff = report.diff
+        against = (
+            f"diff against version {diff.previous_version}"
+            if diff.previous_version is not None
+            else f"the first version of source {report.source}"
+        )
         print(
-            f"diff against version {diff.previous_version}: {len(diff.added)} added, {len(diff.removed)} removed, "
-            f"{len(diff.changed)} price changes"
+            f"{against}: {len(diff.added)} added, {len(diff.removed)} removed, {len(diff.changed)} price changes"
         )
         for offer in diff.added_offers[:_SHOWN]:
             print(
@@ -64,22 +71,44 @@ def _print_report(report: SheetReport) -> None:
         )
 
 
+def _import_through(server: ApiClient, args: argparse.Namespace, source: str, body: bytes) -> SheetReport:
+    """The upload (``POST /v1/price-sheets``, with GPUPLAN_ADMIN_TOKEN) to the server holding the database."""
+    params = {
+        "source": source,
+        "format": args.format,
+        **({"provider": args.provider} if args.provider else {}),
+    }
+    _, answer = server.exchange(
+        "POST",
+        "/v1/price-sheets",
+        params=params,
+        content=body,
+        content_type="application/json" if args.format.endswith("_json") else "text/csv",
+        admin=True,
+        accept=(200, 201, 422),  # a rejected sheet's problem carries the whole report
+    )
+    return msgspec.json.decode(answer, type=SheetReport)
+
+
 def _cmd_import(args: argparse.Namespace) -> int:
     source = validate_source_name(args.source)
     try:
         body = Path(args.file).read_bytes()
     except OSError as exc:
         raise InvalidParameter("file", f"cannot read {args.file!r}: {exc.strerror}") from None
-    with Store.open(args.db) as store:
-        report = import_sheet(
-            store,
-            source=source,
-            fmt=args.format,
-            body=body,
-            provider=args.provider,
-            origin=f"gpuplan prices import {Path(args.file).name}",
-            move_factor=Settings.from_env().price_move_factor,
-        )
+    with reach(args) as where:
+        if not isinstance(where, Store):
+            report = _import_through(where, args, source, body)
+        else:
+            report = import_sheet(
+                where,
+                source=source,
+                fmt=args.format,
+                body=body,
+                provider=args.provider,
+                origin=f"gpuplan prices import {Path(args.file).name}",
+                move_factor=Settings.from_env().price_move_factor,
+            )
     if args.json:
         print_json(report)
     else:
@@ -87,7 +116,8 @@ def _cmd_import(args: argparse.Namespace) -> int:
     return 1 if report.result == "rejected" else 0
 
 
-def _cmd_refresh(args: argparse.Namespace) -> int:
+def _refresh_here(store: Store, source: str | None) -> list[RefreshRun]:
+    """The sources of this process's GPUPLAN_SOURCES, fetched and imported now."""
     settings = Settings.from_env()
     if not settings.sources_file:
         raise InvalidParameter(
@@ -97,13 +127,26 @@ def _cmd_refresh(args: argparse.Namespace) -> int:
         sources = load_sources(settings.sources_file)
     except ValueError as exc:
         raise InvalidParameter("GPUPLAN_SOURCES", str(exc)) from None
-    with Store.open(args.db) as store:
-        refresher = Refresher(store, sources, move_factor=settings.price_move_factor)
-        if args.source is not None and args.source not in refresher.sources:
-            raise InvalidParameter(
-                "source", f"not a configured source; configured: {', '.join(refresher.sources)}"
-            )
-        runs = [refresher.run(args.source)] if args.source else refresher.run_all()
+    refresher = Refresher(store, sources, move_factor=settings.price_move_factor)
+    if source is not None and source not in refresher.sources:
+        raise InvalidParameter(
+            "source", f"not a configured source; configured: {', '.join(refresher.sources)}"
+        )
+    return [refresher.run(source)] if source else refresher.run_all()
+
+
+def _cmd_refresh(args: argparse.Namespace) -> int:
+    with reach(args) as where:
+        if isinstance(where, Store):
+            runs = _refresh_here(where, args.source)
+        else:  # the server's own sources, run now and waited for
+            params = {"wait": "true", **({"source": args.source} if args.source else {})}
+            runs = where.call(
+                "POST", "/v1/price-sheets/refresh", RefreshBatch, params=params, admin=True
+            ).runs
+    if not runs:
+        print("no sources configured (GPUPLAN_SOURCES)")
+        return 0
     print(
         tabulate(
             [(r.source, r.result, r.version, r.attempts, r.error or "") for r in runs],
@@ -113,25 +156,35 @@ def _cmd_refresh(args: argparse.Namespace) -> int:
     return 1 if any(r.result in ("failed", "rejected") for r in runs) else 0
 
 
+def _print_offer_history(history: OfferHistory) -> None:
+    print(
+        f"{history.provider} {history.instance_type} ({history.region}), {history.gpus_per_instance} x {history.gpu_id}"
+    )
+    print(
+        tabulate(
+            [
+                (p.version, p.source, p.fetched_at, p.price_per_hour_usd, p.spot_price_per_hour_usd)
+                for p in history.points
+            ],
+            headers=["version", "source", "fetched", "$/h", "spot $/h"],
+        )
+    )
+
+
 def _cmd_history(args: argparse.Namespace) -> int:
-    with Store.open(args.db) as store:
+    with reach(args) as where:
         if args.offer:
-            history = offer_history(store, args.offer)
-            print(
-                f"{history.provider} {history.instance_type} ({history.region}), {history.gpus_per_instance} x "
-                f"{history.gpu_id}"
-            )
-            print(
-                tabulate(
-                    [
-                        (p.version, p.source, p.fetched_at, p.price_per_hour_usd, p.spot_price_per_hour_usd)
-                        for p in history.points
-                    ],
-                    headers=["version", "source", "fetched", "$/h", "spot $/h"],
-                )
-            )
+            if isinstance(where, Store):
+                history = offer_history(where, args.offer)
+            else:
+                history = where.get(f"/v1/offers/{quote(args.offer, safe='')}/history", OfferHistory)
+            _print_offer_history(history)
             return 0
-        page = list_versions(store, source=args.source, limit=args.limit)
+        if isinstance(where, Store):
+            page = list_versions(where, source=args.source, limit=args.limit)
+        else:
+            params = {"limit": str(args.limit), **({"source": args.source} if args.source else {})}
+            page = where.get("/v1/price-sheets", SheetVersionPage, params)
     print(
         tabulate(
             [
@@ -146,8 +199,12 @@ def _cmd_history(args: argparse.Namespace) -> int:
 
 
 def _cmd_providers(args: argparse.Namespace) -> int:
-    with Store.open(args.db) as store:
-        page = list_providers(store.snapshot, args.provider_class)
+    with reach(args) as where:
+        if isinstance(where, Store):
+            page = list_providers(where.snapshot, args.provider_class)
+        else:
+            classes = {"provider_class": args.provider_class} if args.provider_class else {}
+            page = where.get("/v1/providers", ProviderPage, classes)
     if args.json:
         print_json(page)
         return 0
@@ -179,23 +236,23 @@ def register(sub: Any) -> None:
     imp.add_argument("--source", required=True, help="source name; its offers are replaced")
     imp.add_argument("--format", required=True, choices=FORMATS)
     imp.add_argument("--provider", help="provider of every row (required for cloud_catalog_csv)")
-    imp.add_argument("--db", default=argparse.SUPPRESS)
+    add_target_options(imp)
     imp.add_argument("--json", action="store_true")
     imp.set_defaults(func=_cmd_import)
     refresh = actions.add_parser("refresh", help="fetch the sources of GPUPLAN_SOURCES now")
     refresh.add_argument("--source", help="only this configured source")
-    refresh.add_argument("--db", default=argparse.SUPPRESS)
+    add_target_options(refresh)
     refresh.set_defaults(func=_cmd_refresh)
     history = actions.add_parser("history", help="sheet versions, or one offer's prices over time")
     history.add_argument("--source")
     history.add_argument("--offer", help="an offer id: its price in every version")
     history.add_argument("--limit", type=int, default=50)
-    history.add_argument("--db", default=argparse.SUPPRESS)
+    add_target_options(history)
     history.set_defaults(func=_cmd_history)
     providers = actions.add_parser(
         "providers", help="each provider's costs beyond the hour, as plans charge them"
     )
     providers.add_argument("--class", dest="provider_class", choices=PROVIDER_CLASSES)
-    providers.add_argument("--db", default=argparse.SUPPRESS)
+    add_target_options(providers)
     providers.add_argument("--json", action="store_true")
     providers.set_defaults(func=_cmd_providers)

@@ -22,13 +22,17 @@ from typing import Final
 
 import msgspec
 
-from pricing.offers import ParsedOffers, SheetProblem
-from pricing.sheet_formats import (
+from pricing import (
+    CLASS_DEFAULT,
+    OWNED_PROVIDER,
     SHEET_FORMATS,
+    ParsedOffers,
     ParsedPrices,
     ParsedProviderCosts,
+    ProviderCost,
     SheetContext,
     SheetFormat,
+    SheetProblem,
 )
 from service.db.backend import Cursor
 from service.db.sheet_versions import (
@@ -61,15 +65,33 @@ def source_lock(source: str) -> str:
     return f"price_sheets:{source}"
 
 
+class _Parsed(msgspec.Struct, frozen=True, kw_only=True):
+    rows: int
+    content: SheetContent
+    problems: list[SheetProblem]
+    warnings: list[str]
+
+
+def _unknown_providers(snapshot: CatalogSnapshot, costs: list[ProviderCost]) -> list[str]:
+    """A warning naming the providers of cost rows that no offer of the catalog comes from (a typo, or
+    a provider whose offers are still to come: the rows are kept)."""
+    unknown = sorted({c.provider for c in costs} - snapshot.providers - {CLASS_DEFAULT, OWNED_PROVIDER})
+    if not unknown:
+        return []
+    return [f"cost rows for providers with no offer in the catalog: {', '.join(unknown)}"]
+
+
 def _parse(
     snapshot: CatalogSnapshot, body: bytes, fmt: SheetFormat, source: str, provider: str | None
-) -> tuple[int, SheetContent, list[SheetProblem]]:
-    """Rows read, the sheet's content and its problems (a 400 when the format needs a provider)."""
+) -> _Parsed:
+    """Rows read, the sheet's content, its problems and warnings (a 400 when the format needs a
+    provider)."""
     spec = SHEET_FORMATS[fmt]
     file = f"{source}.{spec.extension}"
     rows, problems = spec.read(body, file)
     if problems:
-        return len(rows), rental_sheet([]), problems
+        return _Parsed(rows=len(rows), content=rental_sheet([]), problems=problems, warnings=[])
+    warnings = spec.warnings(rows)
     if spec.needs_provider and not provider:
         raise InvalidParameter("provider", "the cloud-catalog format names no provider: give provider=NAME")
     sheet = SheetContext(
@@ -82,11 +104,13 @@ def _parse(
     )
     match spec.parse(rows, sheet):
         case ParsedOffers(offers=offers, problems=problems):
-            return len(rows), rental_sheet(offers), problems
+            content = rental_sheet(offers)
         case ParsedPrices(prices=prices, problems=problems):
-            return len(rows), ownership_sheet(prices), problems
+            content = ownership_sheet(prices)
         case ParsedProviderCosts(costs=costs, problems=problems):
-            return len(rows), provider_costs_sheet(costs), problems
+            content = provider_costs_sheet(costs)
+            warnings += _unknown_providers(snapshot, costs)
+    return _Parsed(rows=len(rows), content=content, problems=problems, warnings=warnings)
 
 
 def _store(
@@ -121,7 +145,12 @@ def _store(
     if content.kind == "rental":  # against the source's previous version, both now in the store
         diff, warnings = sheet_diff(cur, latest, version, move_factor)
     stored = msgspec.structs.replace(
-        report, result="ok", content_hash=content.digest, version=version, diff=diff, warnings=warnings
+        report,
+        result="ok",
+        content_hash=content.digest,
+        version=version,
+        diff=diff,
+        warnings=[*report.warnings, *warnings],
     )
     set_report(cur, version, msgspec.json.encode(stored).decode())
     return stored
@@ -155,18 +184,19 @@ def _import(
 ) -> SheetReport:
     with store.cursor() as cur:
         base = latest_version(cur, source, SHEET_FORMATS[fmt].kind)
-    rows, content, problems = _parse(store.snapshot, body, fmt, source, provider)
+    parsed = _parse(store.snapshot, body, fmt, source, provider)
+    content = parsed.content
     report = SheetReport(
         source=source,
         kind=SHEET_FORMATS[fmt].kind,
         format=fmt,
         result="rejected",
-        rows=rows,
+        rows=parsed.rows,
         accepted_rows=content.row_count,
-        problems=problems,
-        warnings=[],
+        problems=parsed.problems,
+        warnings=parsed.warnings,
     )
-    if problems:
+    if parsed.problems:
         return report
     when = fetched_at or datetime.now(UTC)
     stored = store.transaction(
@@ -181,7 +211,10 @@ def _import(
         ),
         lock=source_lock(source),
     )
-    del content  # a large sheet's rows are in the store now: not held while the snapshot is read again
+    del (
+        content,
+        parsed,
+    )  # a large sheet's rows are in the store now: not held while the snapshot is read again
     if stored.result == "ok":
         store.refresh_snapshot()
     return stored
@@ -192,5 +225,5 @@ def check_sheet(
 ) -> tuple[int, list[SheetProblem]]:
     """Rows read and problems of ``body``, storing nothing (``gpuplan check``)."""
     with collection_paused():
-        rows, _content, problems = _parse(snapshot, body, fmt, source, provider)
-    return rows, problems
+        parsed = _parse(snapshot, body, fmt, source, provider)
+    return parsed.rows, parsed.problems

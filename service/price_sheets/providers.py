@@ -6,16 +6,17 @@ from __future__ import annotations
 from typing import Annotated, Final
 
 import msgspec
-from litestar import get
 from litestar.di import NamedDependency
 from litestar.params import QueryParameter
 
-from pricing.provider_costs import COST_FIELDS, OWNED_PROVIDER, ProviderClass
+from pricing import COST_FIELDS, OWNED_PROVIDER, ProviderClass
 from service.db.snapshot import CatalogSnapshot
 from service.db.store import Store
-from service.problems import problem_responses
+from service.problems import FeatureRoutes
 
 __all__ = ["ProviderCostOut", "ProviderPage", "list_providers", "list_providers_handler"]
+
+_API = FeatureRoutes("prices")
 
 
 class ProviderCostOut(msgspec.Struct, kw_only=True):
@@ -61,13 +62,7 @@ def list_providers(snapshot: CatalogSnapshot, provider_class: ProviderClass | No
     return ProviderPage(items=items, total=len(items), figures=_FIGURES)
 
 
-@get(
-    "/providers",
-    operation_id="listProviders",
-    tags=["prices"],
-    sync_to_thread=False,
-    responses=problem_responses(400),
-)
+@_API.get("/providers", operation_id="listProviders", sync_to_thread=False)
 def list_providers_handler(
     store: NamedDependency[Store],
     provider_class: Annotated[

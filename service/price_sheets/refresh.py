@@ -45,6 +45,14 @@ def run_lock_key(source: str) -> str:
     return f"gpuplan-refresh:{source}"
 
 
+HIDDEN: Final = "(shown with the admin token)"
+"""What an unauthenticated status shows in place of a file path or a run's error."""
+
+
+def _without_error(run: RefreshRun) -> RefreshRun:
+    return run if run.error is None else msgspec.structs.replace(run, error=HIDDEN)
+
+
 class Refresher:
     """Runs refreshes of the configured sources, one at a time per source, and records each run."""
 
@@ -175,16 +183,17 @@ class Refresher:
         assert row is not None
         return int(row[0])
 
-    def statuses(self, scheduler: BaseScheduler | None) -> list[SourceStatus]:
-        """Every configured source: its last run and when ``scheduler`` runs it next."""
-        last = self.last_runs()
+    def statuses(self, scheduler: BaseScheduler | None, *, detailed: bool = False) -> list[SourceStatus]:
+        """Every configured source: its last run and when ``scheduler`` runs it next. Unless
+        ``detailed`` (the admin token), a file source's path and every run's error are withheld."""
+        last = {name: run if detailed else _without_error(run) for name, run in self.last_runs().items()}
         statuses = []
         for name, source in self.sources.items():
             job = scheduler.get_job(f"refresh:{name}") if scheduler is not None else None
             statuses.append(
                 SourceStatus(
                     name=name,
-                    url=source.public_url(),
+                    url=source.public_url() if detailed or source.is_url() else HIDDEN,
                     format=source.format,
                     provider=source.provider,
                     interval_seconds=source.interval_seconds,

@@ -8,7 +8,7 @@ import msgspec
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.status_codes import HTTP_422_UNPROCESSABLE_ENTITY
 
-from pricing.offers import SheetProblem
+from pricing import SheetProblem
 from service.catalog.schemas import ProfileUploadReport
 from service.errors import ServiceError
 from service.price_sheets.schemas import SheetReport

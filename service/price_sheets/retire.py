@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 
 import msgspec
 
-from pricing.offers import RentalOffer
+from pricing import RentalOffer
 from service.db.backend import Cursor
 from service.db.seed import SEED_SOURCE
 from service.db.sheet_versions import (

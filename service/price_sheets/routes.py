@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Final
+from typing import Annotated, Any, Final
 
 import anyio.to_thread
 from apscheduler.schedulers.base import BaseScheduler
-from litestar import Response, get, post
+from litestar import Request, Response
 from litestar.di import NamedDependency
 from litestar.handlers import HTTPRouteHandler
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import PathParameter, QueryParameter, RawBody
 
-from pricing.sheet_formats import SheetFormat
+from pricing import SheetFormat
 from service.db.store import Store
 from service.http import (
     MAX_UPLOAD_BYTES,
@@ -20,6 +20,7 @@ from service.http import (
     Offset,
     ReadableResponse,
     allow_header_handler,
+    is_admin,
     require_admin,
 )
 from service.price_sheets.batches import RefreshBatch, RefreshBatches
@@ -36,21 +37,18 @@ from service.price_sheets.schemas import (
     SheetVersionPage,
 )
 from service.price_sheets.sources import validate_source_name
-from service.problems import problem_responses
+from service.problems import FeatureRoutes
 from service.settings import Settings
 
 __all__ = ["ROUTES"]
 
+_API = FeatureRoutes("prices")
+"""Every route of this feature: tagged ``prices``, a 400 for a bad parameter or body."""
+
 _STATUS_OF_RESULT: Final = {"ok": 201, "unchanged": 200, "rejected": 422}
 
 
-@get(
-    "/price-sheets",
-    operation_id="listPriceSheets",
-    tags=["prices"],
-    sync_to_thread=True,
-    responses=problem_responses(400),
-)
+@_API.get("/price-sheets", operation_id="listPriceSheets")
 def list_sheets_handler(
     store: NamedDependency[Store],
     source: Annotated[
@@ -63,13 +61,7 @@ def list_sheets_handler(
     return list_versions(store, source=source, limit=limit, offset=offset)
 
 
-@get(
-    "/price-sheets/{version:int}",
-    operation_id="getPriceSheet",
-    tags=["prices"],
-    sync_to_thread=True,
-    responses=problem_responses(400, 404),
-)
+@_API.get("/price-sheets/{version:int}", operation_id="getPriceSheet", problems=(404,))
 def get_sheet_handler(
     store: NamedDependency[Store],
     version: Annotated[int, PathParameter(ge=1, le=2**31 - 1, description="Version number")],
@@ -78,13 +70,7 @@ def get_sheet_handler(
     return get_version(store, version)
 
 
-@get(
-    "/offers/{offer_id:str}/history",
-    operation_id="offerHistory",
-    tags=["prices"],
-    sync_to_thread=True,
-    responses=problem_responses(400, 404),
-)
+@_API.get("/offers/{offer_id:str}/history", operation_id="offerHistory", problems=(404,))
 def offer_history_handler(
     store: NamedDependency[Store],
     offer_id: Annotated[str, PathParameter(max_length=100, description="An offer id from /v1/offers")],
@@ -93,13 +79,13 @@ def offer_history_handler(
     return offer_history(store, offer_id)
 
 
-@post(
+@_API.post(
     "/price-sheets",
     operation_id="uploadPriceSheet",
-    tags=["prices"],
+    problems=(401, 403, 409, 413),
+    responses={**rejection_spec(SheetRejection)},
     guards=[require_admin],
     request_max_body_size=MAX_UPLOAD_BYTES,
-    responses={**problem_responses(400, 401, 403, 409, 413), **rejection_spec(SheetRejection)},
     status_code=201,
 )
 async def upload_sheet_handler(
@@ -135,31 +121,27 @@ async def upload_sheet_handler(
     return ReadableResponse(report, status_code=_STATUS_OF_RESULT[report.result])
 
 
-@get(
-    "/price-sheets/refresh",
-    operation_id="refreshStatus",
-    tags=["prices"],
-    sync_to_thread=True,
-    responses=problem_responses(400),
-)
+@_API.get("/price-sheets/refresh", operation_id="refreshStatus")
 def refresh_status_handler(
-    refresher: NamedDependency[Refresher], scheduler: NamedDependency[BaseScheduler | None]
+    request: Request[Any, Any, Any],
+    refresher: NamedDependency[Refresher],
+    scheduler: NamedDependency[BaseScheduler | None],
 ) -> RefreshStatus:
     """Each configured source (GPUPLAN_SOURCES): its last run — time, result (ok | unchanged | rejected |
-    failed), error, version — and when it runs next."""
-    return RefreshStatus(sources=refresher.statuses(scheduler))
+    failed), error, version — and when it runs next. A file source's path and the errors are shown
+    with the admin token only."""
+    return RefreshStatus(sources=refresher.statuses(scheduler, detailed=is_admin(request)))
 
 
-@post(
+@_API.post(
     "/price-sheets/refresh",
     operation_id="refreshNow",
-    tags=["prices"],
+    problems=(401, 403, 409),
+    responses={
+        200: ResponseSpec(data_container=RefreshBatch, description="With wait=true: the finished run")
+    },
     guards=[require_admin],
     status_code=202,
-    responses={
-        200: ResponseSpec(data_container=RefreshBatch, description="With wait=true: the finished run"),
-        **problem_responses(400, 401, 403, 409),
-    },
 )
 async def refresh_now_handler(
     refresher: NamedDependency[Refresher],
@@ -186,13 +168,7 @@ async def refresh_now_handler(
     )
 
 
-@get(
-    "/price-sheets/refresh/runs/{run_id:int}",
-    operation_id="getRefreshRun",
-    tags=["prices"],
-    sync_to_thread=True,
-    responses=problem_responses(400, 404),
-)
+@_API.get("/price-sheets/refresh/runs/{run_id:int}", operation_id="getRefreshRun", problems=(404,))
 def refresh_run_handler(
     refresh_batches: NamedDependency[RefreshBatches],
     run_id: Annotated[int, PathParameter(ge=1, le=2**31 - 1, description="The id POST …/refresh returned")],

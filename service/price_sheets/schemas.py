@@ -7,8 +7,7 @@ from typing import Literal
 
 import msgspec
 
-from pricing.offers import SheetProblem
-from pricing.sheet_formats import SheetKind
+from pricing import SheetKind, SheetProblem
 
 __all__ = [
     "DiffOffer",

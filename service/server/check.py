@@ -25,9 +25,10 @@ from service.db.store_errors import STORE_ERRORS
 from service.errors import FetchError, ServiceError, StoreHeld
 from service.price_sheets.importer import check_sheet
 from service.price_sheets.sources import SourceConfig, fetch, load_sources
+from service.server.client import server_url
 from service.settings import Settings
 
-__all__ = ["Check", "register", "run_checks", "server_url"]
+__all__ = ["Check", "register", "run_checks"]
 
 
 class Check(msgspec.Struct, frozen=True, kw_only=True):
@@ -51,12 +52,6 @@ def _writable_folder(path: Path) -> Path | None:
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
     return folder if os.access(folder, os.W_OK | os.X_OK) else None
-
-
-def server_url(settings: Settings) -> str:
-    """Where this installation's own server listens (``0.0.0.0`` and ``::`` are reached on loopback)."""
-    host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(settings.host, settings.host)
-    return f"http://[{host}]:{settings.port}" if ":" in host else f"http://{host}:{settings.port}"
 
 
 def _check_through_server(name: str, held: StoreHeld, url: str) -> Check:

@@ -10,19 +10,65 @@ request head is not complete within the limit; ``body_deadline`` answers 408 whe
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any, ClassVar, Final
 
 import anyio
 from litestar.enums import ScopeType
-from litestar.types import ASGIApp, Receive, ReceiveMessage, Scope, Send
+from litestar.types import (
+    ASGIApp,
+    HTTPResponseBodyEvent,
+    HTTPResponseStartEvent,
+    HTTPScope,
+    Receive,
+    ReceiveMessage,
+    Scope,
+    Send,
+)
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from service.errors import RequestTimeout
 
-__all__ = ["MAX_HEAD_BYTES", "body_deadline", "head_limited_h11"]
+__all__ = ["MAX_HEAD_BYTES", "HeadSizeLimit", "body_deadline", "head_limited_h11"]
 
 MAX_HEAD_BYTES: Final = 16 * 1024
-"""The largest request head (request line and headers) uvicorn's h11 parser accepts (it answers 400)."""
+"""The largest request head (request line and headers): h11 refuses (400) a longer one still arriving,
+and :class:`HeadSizeLimit` (431) one that arrived whole in one read (h11 parses that as it is)."""
+
+
+def head_bytes(scope: HTTPScope) -> int:
+    """The size of the request head as sent: request line and header lines."""
+    line = len(scope["method"]) + len(scope.get("raw_path") or scope["path"].encode()) + 12
+    query = len(scope.get("query_string", b""))
+    return line + query + sum(len(k) + len(v) + 4 for k, v in scope["headers"]) + 2
+
+
+class HeadSizeLimit:
+    """ASGI wrapper of the whole app: a request head over :data:`MAX_HEAD_BYTES` is a 431 problem."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != ScopeType.HTTP or head_bytes(scope) <= MAX_HEAD_BYTES:
+            await self.app(scope, receive, send)
+            return
+        body = json.dumps(
+            {
+                "type": "about:blank",
+                "title": "Request header fields too large",
+                "status": 431,
+                "detail": f"the request head is larger than {MAX_HEAD_BYTES // 1024} KiB",
+                "instance": scope["path"],
+            }
+        ).encode()
+        headers = [
+            (b"content-type", b"application/problem+json"),
+            (b"content-length", str(len(body)).encode()),
+        ]
+        start: HTTPResponseStartEvent = {"type": "http.response.start", "status": 431, "headers": headers}
+        await send(start)
+        await send(HTTPResponseBodyEvent(type="http.response.body", body=body, more_body=False))
 
 
 class _HeadLimitedH11(H11Protocol):

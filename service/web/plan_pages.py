@@ -23,9 +23,7 @@ from service.web.plan_query import PLAN_FIELDS, plan_request_of
 from service.web.query_forms import QueryError
 from service.web.render import page, usd
 from service.web.serving_query import MIX_ROWS, SERVING_FIELDS, serving_request_of
-from solver.errors import InvalidWorkload, NoFeasiblePlan, SolverError
-from solver.models import list_models
-from solver.plan_spec import PlanRequest
+from solver import InvalidWorkload, NoFeasiblePlan, PlanRequest, SolverError, list_models
 
 __all__ = ["PLAN_PAGES"]
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from service.web.query_forms import convert_query
-from solver.plan_spec import PlanRequest
+from solver import PlanRequest
 
 __all__ = ["PLAN_FIELDS", "plan_request_of"]
 
@@ -36,4 +36,5 @@ def plan_request_of(query: Mapping[str, str]) -> PlanRequest:
     if "gpus" in text:
         limits["gpus"] = [g.strip() for g in text["gpus"].split(",") if g.strip()]
     body["constraints"] = limits
-    return convert_query(body, PlanRequest, _field_of)
+    request: PlanRequest = convert_query(body, PlanRequest, _field_of)
+    return request

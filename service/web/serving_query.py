@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from service.web.query_forms import convert_query
-from solver.plan_spec import PlanRequest
+from solver import PlanRequest
 
 __all__ = ["MIX_ROWS", "SERVING_FIELDS", "serving_request_of"]
 
@@ -43,4 +43,5 @@ def serving_request_of(query: Mapping[str, str]) -> PlanRequest:
         body["slo"] = slo
     if "max_gpus" in text:
         body["constraints"] = {"max_gpus": text["max_gpus"]}
-    return convert_query(body, PlanRequest, _field_of)
+    request: PlanRequest = convert_query(body, PlanRequest, _field_of)
+    return request

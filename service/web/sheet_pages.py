@@ -9,7 +9,7 @@ from litestar import Request, Response, get
 from litestar.di import NamedDependency
 from litestar.handlers import HTTPRouteHandler
 
-from pricing.sheet_formats import FORMATS
+from pricing import FORMATS
 from service.db.store import Store
 from service.errors import ServiceError
 from service.price_sheets.history import list_versions

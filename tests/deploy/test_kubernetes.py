@@ -5,6 +5,7 @@ an unknown field is an error), and checked for the facts a cluster depends on.""
 from __future__ import annotations
 
 import copy
+import csv
 import re
 import tempfile
 from pathlib import Path
@@ -241,3 +242,21 @@ def test_an_image_set_by_kustomize_edit_reaches_every_workload(tmp_path: Path) -
         for c in _pod_spec(_one(rendered, kind))["containers"]
     }
     assert images == {"registry.example/gpuplan:0.2.0"}
+
+
+def test_the_sources_refresh_every_provider_of_the_shipped_catalog(
+    overlay: list[Resource], tmp_path: Path
+) -> None:
+    """The shipped rental sheet is 20 providers' SkyPilot catalogs; the example refreshes each of them
+    from the file its rows came from (``source_file``), replacing the shipped offers."""
+    with (ROOT / "service" / "data" / "cloud_gpu_prices.csv").open(encoding="utf-8") as shipped:
+        files = {row["provider"]: row["source_file"] for row in csv.DictReader(shipped)}
+    file = tmp_path / "sources.toml"
+    file.write_text(_one(overlay, "ConfigMap", "gpuplan-sources")["data"]["sources.toml"])
+    sources = load_sources(str(file))
+    assert sorted(s.provider or "" for s in sources) == sorted(files)
+    catalog = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/"
+    for source in sources:
+        assert source.provider is not None
+        assert source.url == catalog + files[source.provider], source.name
+        assert source.format == "cloud_catalog_csv" and source.retire_seed_provider, source.name

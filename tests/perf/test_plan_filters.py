@@ -10,9 +10,9 @@ import msgspec
 
 from service.db.store import Store
 from service.plans.pipeline import PlanService
-from solver.host import HostSpec
-from solver.plan_spec import PlanRequest
-from solver.software import SoftwareSpec
+from solver.spec.host import HostSpec
+from solver.spec.plan import PlanRequest
+from solver.spec.software import SoftwareSpec
 from tests.perf.conftest import median_ms, timed
 from tests.perf.workloads import PLAN_BODIES
 

@@ -5,11 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 PLAN_BODIES: list[dict[str, Any]] = [
+    {  # a 16k-GPU plan: its layouts come from the per-snapshot cache after the first
+        "kind": "train",
+        "model": {"name": "Llama 3 70B"},
+        "seq_len": 8192,
+        "tokens": 15_000_000_000_000,
+        "constraints": {"max_gpus": 16_384, "gpus": ["H100 SXM"]},
+    },
     {
         "kind": "fine_tune",
         "model": {"name": "Llama 3.1 8B"},
         "method": "lora",
-        "batch_size": 4,
+        "micro_batch": 4,
         "seq_len": 2048,
         "recompute": "selective",
         "tokens": 2_000_000_000,
@@ -17,7 +24,7 @@ PLAN_BODIES: list[dict[str, Any]] = [
     {
         "kind": "train",
         "model": {"name": "Llama 3.2 1B"},
-        "batch_size": 8,
+        "micro_batch": 8,
         "seq_len": 2048,
         "tokens": 50_000_000_000,
         "constraints": {"deadline_hours": 72},
@@ -27,7 +34,7 @@ PLAN_BODIES: list[dict[str, Any]] = [
         "model": {"name": "Qwen2.5-7B"},
         "method": "qlora",
         "precision": "nf4",
-        "batch_size": 8,
+        "micro_batch": 8,
         "seq_len": 1024,
         "tokens": 500_000_000,
         "constraints": {"spot": True},
@@ -36,7 +43,7 @@ PLAN_BODIES: list[dict[str, Any]] = [
         "kind": "train",
         "model": {"name": "Mistral 7B"},
         "recompute": "full",
-        "batch_size": 4,
+        "micro_batch": 4,
         "seq_len": 4096,
         "tokens": 20_000_000_000,
         "constraints": {"max_gpus": 64, "interconnect": "nvswitch"},
@@ -54,7 +61,7 @@ PLAN_BODIES: list[dict[str, Any]] = [
     {
         "kind": "train",
         "model": {"name": "ResNet-50"},
-        "batch_size": 256,
+        "micro_batch": 256,
         "samples": 1_281_167,
         "epochs": 90,
         "objective": "time",

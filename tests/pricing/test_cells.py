@@ -17,7 +17,7 @@ from pricing.cells import (
     cell_text,
 )
 from pricing.errors import SheetRowError
-from pricing.offers import collect_rows
+from pricing.sheets.offers import collect_rows
 
 
 def reason(read: Any, row: Mapping[str, Any], **kwargs: Any) -> str:
@@ -83,3 +83,19 @@ def test_a_row_reports_every_problem_it_has() -> None:
     items, problems = collect_rows(rows, "f", parse, lambda item: item, "duplicate")
     assert items == [(1, 1.0, "ok")]
     assert [(p.line, p.column) for p in problems] == [(2, "count"), (2, "price"), (2, "name")]
+
+
+@pytest.mark.parametrize("value", ["1_0", "٢.٥", "１", "0x10", "1,5", "2.5e", "--1"])
+def test_numbers_are_ascii_decimal_only(value: str) -> None:
+    assert "ASCII digits" in reason(cell_float, {"c": value})
+    assert "ASCII digits" in reason(cell_count, {"c": value})
+
+
+@pytest.mark.parametrize(("value", "number"), [(" 2.5 ", 2.5), ("1e3", 1000.0), (".5", 0.5), ("+3", 3.0)])
+def test_plain_decimal_numbers_still_read(value: str, number: float) -> None:
+    assert cell_float({"c": value}, "c") == number
+
+
+@pytest.mark.parametrize(("value", "kind"), [({"a": 1}, "an object"), ([1, 2], "an array"), ([], "an array")])
+def test_a_json_object_or_array_is_no_text(value: object, kind: str) -> None:
+    assert reason(cell_text, JsonRow(c=value)) == f"a JSON string is expected, not {kind}"

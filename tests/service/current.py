@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from pricing.offers import RentalOffer
+from pricing.sheets.offers import RentalOffer
 from service.db.sheet_versions import OFFER_COLUMNS
 from service.db.store import Store
 

@@ -136,3 +136,34 @@ def test_a_non_json_content_type_does_not_bypass_strict_decoding(client: Client,
     body = msgspec.json.encode(VALID["/v1/memory"] | {"optimizer_in_backward": 0, "batch_size": "4"})
     response = client.post("/v1/memory", content=body, headers={"content-type": content_type})
     assert response.status_code in (400, 415), response.text
+
+
+@pytest.mark.parametrize("path", sorted(VALID))
+def test_a_key_named_twice_is_a_400_naming_it(client: Client, path: str) -> None:
+    body = msgspec.json.encode(VALID[path])[:-1] + b', "batch_size": 8}'
+    response = client.post(path, content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 400, response.text
+    assert response.json()["field"] == "batch_size" and "twice" in response.json()["detail"]
+    nested = body.replace(b'"name":', b'"name": "x", "name":', 1)
+    response = client.post(path, content=nested, headers={"content-type": "application/json"})
+    assert response.status_code == 400 and response.json()["field"] == "name", response.text
+
+
+def test_tokens_and_samples_together_is_a_400_naming_both(client: Client) -> None:
+    response = client.post("/v1/plans", json=VALID["/v1/plans"] | {"samples": 1000})
+    assert response.status_code == 400, response.text
+    assert "tokens" in response.json()["detail"] and "samples" in response.json()["detail"]
+
+
+def test_output_len_beyond_seq_len_is_a_400(client: Client) -> None:
+    body = {
+        "kind": "batch_inference",
+        "model": {"name": "Llama-2-7b"},
+        "tokens": 1_000_000,
+        "seq_len": 4096,
+        "output_len": 10_000_000,
+    }
+    response = client.post("/v1/plans", json=body)
+    assert response.status_code == 400, response.text
+    assert response.json()["field"] == "output_len" and "seq_len" in response.json()["detail"]
+    assert client.post("/v1/plans", json=body | {"output_len": 4096}).status_code == 201

@@ -4,6 +4,7 @@ make's HOST, PORT or DB is given, and `gpuplan serve` takes its defaults from th
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -41,3 +42,35 @@ def test_gpuplan_serve_defaults_come_from_the_environment(monkeypatch: pytest.Mo
     monkeypatch.setenv("GPUPLAN_DB", "/tmp/x.duckdb")
     args = _parser().parse_args(["serve"])
     assert (args.host, args.port, args.db) == ("0.0.0.0", 9123, "/tmp/x.duckdb")
+
+
+def _installs(target: str) -> list[str]:
+    """The pip lines ``make TARGET`` runs when pyproject.toml changed (``-W``: taken as new)."""
+    done = subprocess.run(
+        ["make", "-n", "-W", "pyproject.toml", "-C", str(ROOT), target],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return [
+        line for line in done.stdout.splitlines() if "pip install" in line and "--upgrade pip" not in line
+    ]
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_serve_installs_only_what_serving_needs() -> None:
+    serve = _installs("serve")
+    assert serve and all("[test]" not in line for line in serve), serve
+    assert any("'.[test]'" in line for line in _installs("unit")), "make test adds the test extras"
+
+
+def test_the_served_package_does_not_depend_on_the_test_tools() -> None:
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    runtime = {re.split(r"[\[<>=~! ]", d, maxsplit=1)[0].lower() for d in project["dependencies"]}
+    tools = {
+        re.split(r"[\[<>=~! ]", d, maxsplit=1)[0].lower() for d in project["optional-dependencies"]["test"]
+    }
+    assert runtime.isdisjoint(tools), runtime & tools
+    assert {"playwright", "schemathesis", "mypy", "kubernetes-validate"} <= tools

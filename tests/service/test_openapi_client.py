@@ -64,7 +64,7 @@ def test_a_generated_client_plans_the_readme_workload(server: str, tmp_path: Pat
     package = generate(document, tmp_path)
     create_plan = importlib.import_module("gpuplan_client.api.plans.create_plan")
     models = importlib.import_module("gpuplan_client.models")
-    body = models.PlanRequest.from_dict(README_LORA)
+    body = models.FineTunePlan.from_dict(README_LORA)  # one member of the PlanRequest union, by its kind
     with package.Client(base_url=server, timeout=120) as api:
         plan = create_plan.sync(client=api, body=body)
     assert isinstance(plan, models.PlanOut), plan

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from litestar.testing import TestClient
 
-from solver.network import NETWORK_CLASSES
-from solver.plan_warnings import WarningCode
+from solver.catalog.network import NETWORK_CLASSES
+from solver.optimise.warnings import WarningCode
 
 Client = TestClient[Any]
 
@@ -90,7 +90,7 @@ def test_enums_list_every_code_and_class(document: dict[str, Any]) -> None:
     network_class = component(document, "Network")["properties"]["class"]
     assert set(network_class["enum"]) == set(NETWORK_CLASSES)
     bottleneck = component(document, "ScalingEstimate")["properties"]["bottleneck"]
-    assert set(bottleneck["enum"]) == {"none", "intra_instance", "inter_instance"}
+    assert set(bottleneck["enum"]) == {"none", "intra_instance", "inter_instance", "pipeline_bubble"}
 
 
 def test_offer_network_filters_are_published(document: dict[str, Any]) -> None:

@@ -10,7 +10,9 @@ names each one), with one exception, stated here: the workload bodies have cross
 Schema cannot express (``tp`` must divide ``gpu_count``, qlora needs a 4-bit precision, ``seq_len``
 within the model's context, exactly one of ``utilization`` or ``monthly_demand_gpu_hours`` …) and the
 uploads are CSV or JSON sheets whose rows the schema cannot describe, so a schema-valid body there
-may still be a 400 or a 422 (``positive_data_acceptance`` is off for those six operations only).
+may still be a 400 or a 422: ``positive_data_acceptance`` is on everywhere, and for those six
+operations only it also expects 400 and 422. Unknown fields are no such case: every request body
+says ``additionalProperties: false``, so schema-valid data never carries one.
 """
 
 from __future__ import annotations
@@ -61,7 +63,9 @@ def schemathesis_config(*off: str) -> str:
             "[[operations]]",
             'include-path-regex = "^/v1/(plans|memory|throughput|buy-vs-rent|price-sheets|profiles)$"',
             'include-method = "POST"',
-            "checks.positive_data_acceptance.enabled = false",
+            "checks.positive_data_acceptance.enabled = true",
+            "checks.positive_data_acceptance.expected-statuses = "
+            '["2xx", "3xx", "400", "401", "403", "404", "409", "422", "429", "5xx"]',
         ]
     )
 
@@ -94,6 +98,9 @@ def schemathesis_run(
         f"--seed={SEED}",
         "--generation-database=none",
         "--request-timeout=60",
+        # Hypothesis's "data generation is too slow" health check measures this machine's load, not
+        # the API (CI failed on it for POST /v1/buy-vs-rent under a loaded runner): the cases still run.
+        "--suppress-health-check=too_slow",
         *extra,
     ]
     env = {**os.environ, "NO_COLOR": "1"}

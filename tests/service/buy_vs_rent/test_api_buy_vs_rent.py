@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from litestar.testing import TestClient
 
-from pricing.tco import OwnershipInputs
+from pricing.ownership.tco import OwnershipInputs
 from service.buy_vs_rent.formats import (
     ASSUMPTIONS_HEADER,
     CSV_COLUMNS,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from pricing import tco
-from pricing.ownership_defaults import OwnershipChoice
+from pricing.ownership import tco
+from pricing.ownership.defaults import OwnershipChoice
 from service.buy_vs_rent.cli import _request, register
 from service.buy_vs_rent.own_inputs import OWN_INPUTS, UNITS
 from service.buy_vs_rent.schemas import OwnInputs

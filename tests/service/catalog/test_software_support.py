@@ -11,7 +11,7 @@ from litestar.testing import TestClient
 from service.catalog.software_support import parse_support_rows, support_table
 from service.cli import main
 from service.errors import ServiceError
-from solver.software import REQUIREMENTS
+from solver.spec.software import REQUIREMENTS
 
 Client = TestClient[Any]
 HEADER = "requirement,vendor,architecture,min_version,note,source\n"

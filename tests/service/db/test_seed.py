@@ -2,7 +2,11 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
+import os
 from pathlib import Path
+
+import pytest
 
 from service.db.migrations import MIGRATIONS
 from service.db.seed_files import seed_file_text
@@ -95,4 +99,21 @@ def test_second_process_gets_a_clear_error(tmp_path: Path) -> None:
     finally:
         holder.close()
     assert result.returncode == 3, result.stderr
-    assert "another process" in result.stdout and "holds it" in result.stdout, result.stdout
+    # the holder by its PID (this test's process holds the file), and the ways out
+    assert f"process {os.getpid()} (" in result.stdout and "holds it" in result.stdout, result.stdout
+    assert "--url" in result.stdout and "GPUPLAN_DB" in result.stdout, result.stdout
+
+
+def test_first_start_summarises_the_unused_rows_in_one_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The known unused shipped rows are one INFO line with counts per file and reason, not one line
+    each (46 lines drowned a first start); each row is at DEBUG."""
+    with caplog.at_level(logging.INFO, logger="gpuplan.seed"):
+        Store.open(str(tmp_path / "fresh.duckdb")).close()
+    lines = [r for r in caplog.records if r.name == "gpuplan.seed" and r.levelno >= logging.INFO]
+    assert len(lines) == 1, [r.getMessage() for r in lines]
+    message = lines[0].getMessage()
+    assert lines[0].levelno == logging.INFO
+    assert "shipped rows not used" in message and "serving_profiles_melange.csv" in message
+    assert "ownership_prices.csv" in message and "gpuplan db stats" in message

@@ -14,6 +14,8 @@ import pytest
 from service.db.backend import Cursor
 from service.db.snapshot import CatalogSnapshot, Derived
 from service.db.store import Store
+from service.price_sheets.importer import import_sheet
+from tests.layout_rules import REPO
 from tests.pg_cluster import PgCluster
 
 
@@ -154,3 +156,25 @@ def test_connections_the_server_dropped_are_replaced_not_handed_out(pg_cluster: 
         for _ in range(3):
             with store.cursor() as cur:
                 assert cur.execute("SELECT 1").fetchone() == (1,)
+
+
+def test_a_new_price_sheet_keeps_the_fitted_profile_index(store: Store) -> None:
+    before = store.snapshot
+    index = before.profile_index()
+    body = (REPO / "examples/sheets/acme.csv").read_bytes()
+    import_sheet(store, source="acme", fmt="rental_csv", body=body, origin="test")
+    store.refresh_snapshot()
+    after = store.snapshot
+    assert after.generation > before.generation and after.profiles == before.profiles
+    assert after.profile_index() is index  # taken over: profiles and GPUs did not change
+
+
+def test_a_serving_store_builds_the_profile_index_before_the_first_plan(db_target: str) -> None:
+    with Store.open(db_target) as store:
+        snapshot = store.snapshot
+        assert snapshot.built.built() == {}  # a store opened for one CLI command builds nothing
+        store.keep_warm()
+        deadline = time.monotonic() + 60
+        while not snapshot.built.built() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert any(key.what == "profile index" for key in snapshot.built.built())

@@ -51,7 +51,7 @@ def test_unmeasured_config_is_derived_and_says_how(client: Client) -> None:
 
 
 def test_more_gpus_are_not_slower(client: Client) -> None:
-    base = {"kind": "train", "model": {"name": "Qwen2.5-7B"}, "gpu": "h100-sxm", "interconnect": "nvswitch"}
+    base = {"kind": "train", "model": {"name": "Qwen2.5-1.5B"}, "gpu": "h100-sxm", "interconnect": "nvswitch"}
     one = post(client, base | {"gpu_count": 1, "interconnect": "none"}).json()["value"]
     eight = post(client, base | {"gpu_count": 8}).json()["value"]
     assert eight > one
@@ -77,3 +77,22 @@ def test_errors(client: Client, body: dict[str, Any], status: int, field: str | 
     assert response.headers["content-type"].startswith("application/problem+json")
     if field:
         assert response.json()["field"] == field
+
+
+def test_a_precision_the_gpu_lacks_is_422_naming_what_it_runs(client: Client) -> None:
+    body = {"kind": "train", "model": {"name": "ViT-L/16"}, "gpu": "v100-16gb", "batch_size": 64}
+    refused = post(client, body)
+    assert refused.status_code == 422, refused.text
+    assert "V100 16GB has no bf16 tensor cores; it runs fp32, fp16" in refused.json()["detail"]
+    assert post(client, body | {"precision": "fp16"}).status_code == 200
+
+
+def test_a_layout_search_on_a_gpu_without_the_precision_is_422_not_500(client: Client) -> None:
+    # The layout search rated a tiny model's layouts on the M60 (fp32 only) before any precision
+    # check ran and crashed on the missing bf16 rate (schemathesis found it).
+    tiny = {"params_b": 0.001, "layers": 1, "hidden_size": 64, "intermediate_size": 256, "attention_heads": 1,
+            "kv_heads": 1, "head_dim": 64, "vocab_size": 64, "max_seq_len": 64}  # fmt: skip
+    body = {"kind": "train", "model": tiny, "gpu": "m60", "seq_len": 64, "batch_size": 1}
+    refused = post(client, body)
+    assert refused.status_code == 422, refused.text
+    assert "M60 has no bf16 tensor cores" in refused.json()["detail"]

@@ -4,7 +4,6 @@ order on the derived route (shipped calibration rows and catalog)."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
@@ -14,7 +13,6 @@ Client = TestClient[Any]
 
 CLASSES = {"pretrain", "full_finetune", "lora", "encoder_vision", "prefill", "decode"}
 BOTTLENECKS = {"none", "intra_instance", "inter_instance"}
-LEVELS = ("none", "selective", "full")
 
 # 16 GPUs in two 8-GPU instances: gradient synchronisation crosses the network between them.
 TRAIN_8B_TWO_NODES = {
@@ -24,7 +22,14 @@ TRAIN_8B_TWO_NODES = {
     "gpu_count": 16,
     "gpus_per_instance": 8,
     "recompute": "full",
+    # an explicit data-parallel layout: the network tests below price it as stated
+    "tp": 1,
+    "pp": 1,
+    "cp": 1,
+    "sharding": "zero1",
+    "micro_batch": 1,
 }
+TRAIN_1B_ONE_GPU = {"kind": "train", "model": {"name": "Llama 3.2 1B"}, "gpu": "h100-sxm", "gpu_count": 1}
 
 
 def post(client: Client, body: dict[str, Any]) -> Any:
@@ -59,7 +64,6 @@ def test_catalog_gpu_ids_used_below_exist(client: Client) -> None:
             "model": {"name": "Llama 3.1 70B"},
             "gpu": "h100-sxm",
             "gpu_count": 16,
-            "tp": 4,
         },
     ],
 )
@@ -91,12 +95,12 @@ def test_gpus_per_instance_and_default_network_are_reported(client: Client) -> N
 
 
 def test_single_gpu_training_has_no_scaling(client: Client) -> None:
-    result = estimate(client, TRAIN_8B_TWO_NODES | {"gpu_count": 1, "gpus_per_instance": None})
+    result = estimate(client, TRAIN_1B_ONE_GPU)
     assert result["scaling"] is None and result["gpus_per_instance"] == 1
 
 
 def test_known_workload_classes(client: Client) -> None:
-    base = {"model": {"name": "Llama 3.1 8B"}, "gpu": "h100-sxm", "gpu_count": 1}
+    base = {"model": {"name": "Llama 3.1 8B"}, "gpu": "h100-sxm", "gpu_count": 8}  # full training fits 8
     assert estimate(client, base | {"kind": "train"})["workload_class"] == "pretrain"
     assert estimate(client, base | {"kind": "fine_tune"})["workload_class"] == "full_finetune"
     assert estimate(client, base | {"kind": "fine_tune", "method": "lora"})["workload_class"] == "lora"
@@ -124,7 +128,7 @@ def test_throughput_grows_with_the_given_mfu_but_never_faster_than_it(client: Cl
 
 
 def test_override_on_one_gpu_is_proportional_to_the_mfu_within_the_roofline(client: Client) -> None:
-    one = {**TRAIN_8B_TWO_NODES, "gpu_count": 1, "gpus_per_instance": None}
+    one = TRAIN_1B_ONE_GPU
     low = estimate(client, one | {"efficiency": {"mfu": 0.25}})["value"]
     high = estimate(client, one | {"efficiency": {"mfu": 0.5}})["value"]
     assert low < high <= 2 * low * (1 + 1e-9)
@@ -220,7 +224,8 @@ def test_no_network_across_instances_cannot_be_estimated(client: Client) -> None
 
 
 @pytest.mark.parametrize("gpu", ["h100-sxm", "a100-80gb-sxm", "l40s", "rtx-4090"])
-def test_left_out_recompute_is_the_least_that_fits_by_the_memory_endpoint(client: Client, gpu: str) -> None:
+def test_left_out_layout_is_one_the_memory_endpoint_fits(client: Client, gpu: str) -> None:
+    """The layout search answers a layout (micro-batch, checkpointing) that /v1/memory says fits."""
     workload = {
         "kind": "fine_tune",
         "model": {"name": "Llama 3.1 8B"},
@@ -230,19 +235,25 @@ def test_left_out_recompute_is_the_least_that_fits_by_the_memory_endpoint(client
         "gpu_count": 1,
     }
     auto = estimate(client, workload | {"gpu": gpu})
-    named = re.match(r"recompute (none|selective|full) ", auto["method"])
-    assert named, f"the method says which checkpointing it chose: {auto['method'][:120]}"
-    chosen = named.group(1)
-    stated = estimate(client, workload | {"gpu": gpu, "recompute": chosen})
-    assert auto["value"] == pytest.approx(stated["value"])
-    fits = {
-        level: client.post("/v1/memory", json=workload | {"gpu": gpu, "recompute": level}).json()["fits"][0][
-            "fits"
-        ]
-        for level in LEVELS
+    layout = auto["layout"]
+    assert auto["method"].startswith(
+        f"layout tp 1, pp 1, cp 1, dp 1, none, micro-batch {layout['micro_batch']}"
+    )
+    assert layout["micro_batch"] * layout["gradient_accumulation"] <= 4  # the global batch is never exceeded
+    memory = {
+        **workload,
+        "batch_size": layout["micro_batch"],
+        "recompute": layout["recompute"],
+        "gradient_accumulation_steps": layout["gradient_accumulation"],
+        "gpu": gpu,
     }
-    fitting = [level for level in LEVELS if fits[level]]
-    assert chosen == (fitting[0] if fitting else "full")
+    fit = client.post("/v1/memory", json=memory).json()["fits"][0]
+    assert fit["fits"], fit
+    assert auto["memory_per_gpu_gib"] == pytest.approx(
+        client.post("/v1/memory", json=memory).json()["per_gpu_gib"], abs=0.01
+    )
+    stated = estimate(client, workload | {"gpu": gpu, "recompute": layout["recompute"]})
+    assert stated["value"] == pytest.approx(auto["value"])
 
 
 # --- hardware order on the derived route ----------------------------------------------------------
@@ -258,7 +269,7 @@ ORDER_WORKLOADS = [
         "gpu_count": 1,
         "recompute": "full",
     },
-    {"kind": "fine_tune", "model": {"name": "Llama 3.1 70B"}, "gpu_count": 16, "tp": 4, "recompute": "full"},
+    {"kind": "fine_tune", "model": {"name": "Llama 3.1 70B"}, "gpu_count": 64, "recompute": "full"},
 ]
 
 
@@ -295,3 +306,49 @@ def test_tensor_parallel_group_across_instances_is_refused_or_pays_for_the_netwo
     fast = estimate(client, body | {"network": {"class": "infiniband", "gbps": 3200}})
     assert slow.status_code == 200, slow.text
     assert slow.json()["value"] < fast["value"]
+
+
+# --- training at scale: the layout is chosen, or an explicit one is refused -----------------------
+
+
+def test_a_405b_model_on_4096_h100_gets_a_layout_that_fits(client: Client) -> None:
+    """The issue's case: left out, the layout is searched (it used to answer tp 1, pure data parallel)."""
+    body = {"kind": "train", "model": {"name": "Llama 3.1 405B"}, "seq_len": 8192, "gpu": "h100-sxm",
+            "gpu_count": 4096, "recompute": "none"}  # fmt: skip
+    result = estimate(client, body)
+    layout = result["layout"]
+    assert layout["tp"] * layout["pp"] * layout["cp"] * layout["dp"] == 4096
+    assert layout["pp"] > 1 and layout["tp"] == 8 and layout["recompute"] == "none"
+    assert result["memory_per_gpu_gib"] <= 80
+    assert layout["global_batch_tokens"] <= 6_400_000  # the rule's batch, never inflated
+    assert "efficiency at scale" in result["method"] and result["method"].startswith("layout tp 8")
+    memory = client.post("/v1/memory", json={
+        "kind": "train", "model": {"name": "Llama 3.1 405B"}, "seq_len": 8192, "gpu_count": 4096,
+        "tp": layout["tp"], "pp": layout["pp"], "vpp": layout["vpp"], "cp": layout["cp"],
+        "sharding": layout["zero"], "batch_size": layout["micro_batch"], "recompute": "none",
+        "gradient_accumulation_steps": layout["gradient_accumulation"], "gpu": "h100-sxm",
+    }).json()  # fmt: skip
+    assert memory["fits"][0]["fits"] and memory["per_gpu_gib"] == pytest.approx(
+        result["memory_per_gpu_gib"], abs=0.01
+    )
+
+
+@pytest.mark.parametrize(
+    ("layout", "fields"),
+    [
+        (
+            {"gpu_count": 8, "tp": 1, "pp": 1, "sharding": "none", "micro_batch": 1},
+            {"tp", "pp", "sharding", "gpu_count"},
+        ),
+        ({"gpu_count": 4096, "tp": 1, "pp": 1, "cp": 1}, {"global_batch_tokens"}),
+    ],
+)
+def test_an_explicit_layout_that_cannot_fit_is_a_422_naming_the_field(
+    client: Client, layout: dict[str, Any], fields: set[str]
+) -> None:
+    body = {"kind": "train", "model": {"name": "Llama 3 70B"}, "seq_len": 4096, "gpu": "h100-sxm",
+            "recompute": "none"} | layout  # fmt: skip
+    response = post(client, body)
+    assert response.status_code == 422, response.text
+    problem = response.json()
+    assert problem["field"] in fields and problem["errors"][0]["field"] == problem["field"]

@@ -35,7 +35,17 @@ def _checks(body: dict[str, Any]) -> dict[str, bool]:
 def test_health_names_the_backend(client: TestClient[Any], backend: str) -> None:
     db = client.get("/health").json()["db"]
     assert db["ok"] and db["backend"] == backend
-    assert db["path"] == ":memory:" if backend == "duckdb" else db["path"].startswith("postgresql://")
+    assert db["path"] == "(shown with the admin token)"  # no file path, host, user or database name
+
+
+def test_health_shows_the_location_and_driver_errors_with_the_admin_token_only(
+    store: Store, backend: str
+) -> None:
+    with TestClient(create_app(Settings(db_path=store.path, admin_token=TOKEN), store=store)) as client:
+        db = client.get("/health", headers=AUTH).json()["db"]
+        assert db["path"] == ":memory:" if backend == "duckdb" else db["path"].startswith("postgresql://")
+        wrong = client.get("/health", headers={"Authorization": "Bearer nope"}).json()["db"]
+        assert wrong["path"] == "(shown with the admin token)"
 
 
 def test_live_and_ready_answer_200_on_a_healthy_store(client: TestClient[Any]) -> None:
@@ -85,7 +95,9 @@ def test_a_refused_write_is_a_503_problem_and_makes_ready_false(read_only: TestC
     assert ready.status_code == 503 and ready.json()["status"] == "not_ready"
     checks = {c["name"]: c for c in ready.json()["checks"]}
     assert checks["db_readable"]["ok"] and not checks["db_writable"]["ok"]
-    assert "read-only" in checks["db_writable"]["detail"]
+    assert checks["db_writable"]["detail"] == "failed (the reason is shown with the admin token)"
+    told = {c["name"]: c for c in read_only.get("/health/ready", headers=AUTH).json()["checks"]}
+    assert "read-only" in told["db_writable"]["detail"]
     planned = read_only.post("/v1/plans", json=PLAN)  # solving works; storing the plan does not
     assert planned.status_code == 503, planned.text
     assert planned.headers["content-type"].startswith("application/problem+json")
@@ -101,18 +113,40 @@ def test_a_refused_write_is_a_503_problem_and_makes_ready_false(read_only: TestC
         headers={**AUTH, "content-type": "text/csv"},
     )
     assert uploaded.status_code == 503, uploaded.text
-    after = read_only.get("/health/ready").json()
+    after = read_only.get("/health/ready", headers=AUTH).json()
     assert "a write failed recently" in {c["name"]: c for c in after["checks"]}["db_writable"]["detail"]
 
 
-def test_a_recorded_write_failure_holds_readiness_down_for_a_while(store: Store) -> None:
+def test_a_recorded_write_failure_is_forgotten_once_a_committed_trial_write_goes_through(
+    store: Store,
+) -> None:
+    failures = WriteFailures()
+    failures.record("IOException: disk full")
+    settings = Settings(db_path=":memory:")
+    assert readiness(store, failures, None, settings).status == "ready"  # the store takes writes now
+    assert failures.recent() is None
+
+
+def test_a_recorded_write_failure_is_forgotten_after_the_hold_at_most() -> None:
     now = [1000.0]
     failures = WriteFailures(clock=lambda: now[0])
     failures.record("IOException: disk full")
-    settings = Settings(db_path=":memory:")
-    assert readiness(store, failures, None, settings).status == "not_ready"
+    assert failures.recent() == "IOException: disk full"
     now[0] += FAILURE_HOLD_S + 1
-    assert readiness(store, failures, None, settings).status == "ready"
+    assert failures.recent() is None
+
+
+def test_a_successful_write_makes_ready_again_at_once(client: TestClient[Any]) -> None:
+    """After a refused write, the next write that goes through clears the failure: readiness says
+    what the store does now, not what it did a minute ago."""
+    failures: WriteFailures = client.app.state.write_failures
+    failures.record("OperationalError: the server closed the connection")
+    planned = client.post("/v1/plans", json=PLAN)
+    assert planned.status_code == 201, planned.text
+    assert failures.recent() is None
+    failures.record("OperationalError: the server closed the connection")
+    assert client.get("/health/ready").status_code == 200
+    assert failures.recent() is None
 
 
 def test_ready_needs_a_running_scheduler_when_sources_are_configured(store: Store) -> None:

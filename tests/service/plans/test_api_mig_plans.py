@@ -186,3 +186,62 @@ def test_a_profile_the_gpu_lacks_is_a_row_problem(sliced: Client) -> None:
     assert response.status_code == 422
     ((problem,),) = [response.json()["problems"]]
     assert problem["line"] == 2 and problem["column"] == "mig_profile" and "1g.10gb" in problem["reason"]
+
+
+FP8_BATCH = {
+    "kind": "batch_inference",
+    "model": {"name": "Llama-2-7b"},
+    "tokens": 1_000_000,
+    "seq_len": 512,
+    "output_len": 128,
+    "acquisition": "own",
+    "precision": "fp8",
+}
+
+
+def _software_rejections(plan: dict[str, Any]) -> dict[str, str]:
+    return {
+        gpu["gpu"]: reason["detail"]
+        for gpu in plan["rejected"]
+        for reason in gpu["reasons"]
+        if reason["reason"] == "software"
+    }
+
+
+def test_a_software_need_with_owned_slices_is_a_plan_told_under_the_parent(
+    client: Client, store: Store
+) -> None:
+    response = client.post("/v1/plans", json=FP8_BATCH)
+    assert response.status_code == 201, response.text
+    rejected = _software_rejections(response.json())
+    assert rejected and not set(rejected) & set(store.snapshot.mig_slices)
+    assert set(rejected) <= set(store.snapshot.gpus)
+
+
+def test_serving_with_software_requires_and_either_is_a_plan(client: Client, store: Store) -> None:
+    body = {**SMALL_AT_LOW_RATE, "acquisition": "either", "software": {"requires": ["flash_attention_3"]}}
+    del body["constraints"]
+    response = client.post("/v1/plans", json=body)
+    assert response.status_code == 201, response.text
+    rejected = _software_rejections(response.json())
+    assert "a100-80gb-sxm" in rejected and not set(rejected) & set(store.snapshot.mig_slices)
+
+
+def test_the_plan_page_with_a_software_need_and_slices_answers(client: Client) -> None:
+    query = {k: v for k, v in FP8_BATCH.items() if k != "model"} | {"model": "Llama-2-7b"}
+    response = client.get("/plan", params=query)
+    assert response.status_code == 200, response.text
+    assert "/plans/pl-" in response.text
+
+
+def test_a_rented_slice_with_a_software_need_is_a_plan(sliced: Client) -> None:
+    body = {
+        **SMALL_AT_LOW_RATE,
+        "acquisition": "rent",
+        "constraints": {"providers": ["sliceco"]},
+        "software": {"requires": ["flash_attention_3"]},
+    }
+    response = sliced.post("/v1/plans", json=body)
+    assert response.status_code == 201, response.text
+    (replica,) = response.json()["choice"]["replicas"]
+    assert replica["gpu"] == "h100-sxm-mig-1g-20gb"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from litestar.testing import TestClient
 
-from solver.plan_warnings import LONG_RUN_DAYS, WarningCode
+from solver.optimise.warnings import LONG_RUN_DAYS, WarningCode
 
 Client = TestClient[Any]
 
@@ -22,7 +22,7 @@ LORA_8B = {
     "kind": "fine_tune",
     "model": {"name": "Llama 3.1 8B"},
     "method": "lora",
-    "batch_size": 4,
+    "micro_batch": 4,
     "seq_len": 2048,
     "tokens": 2_000_000_000,
 }
@@ -30,7 +30,7 @@ FULL_70B_ON_H100 = {
     "kind": "fine_tune",
     "model": {"name": "Llama 3.1 70B"},
     "method": "full",
-    "batch_size": 1,
+    "micro_batch": 1,
     "seq_len": 2048,
     "tokens": 200_000_000,
     "constraints": {"gpus": ["H100"], "deadline_hours": 48},
@@ -44,7 +44,7 @@ PLANS = {
     "pretrain_1b": {
         "kind": "train",
         "model": {"name": "Llama 3.2 1B"},
-        "batch_size": 8,
+        "micro_batch": 8,
         "seq_len": 2048,
         "tokens": 50_000_000_000,
         "constraints": {"deadline_hours": 72},
@@ -52,7 +52,7 @@ PLANS = {
     "pretrain_1b_long": {
         "kind": "train",
         "model": {"name": "Llama 3.2 1B"},
-        "batch_size": 8,
+        "micro_batch": 8,
         "seq_len": 2048,
         "tokens": 500_000_000_000,
         "constraints": {"max_gpus": 8},
@@ -71,12 +71,19 @@ def create(client: Client, body: dict[str, Any]) -> dict[str, Any]:
 def workload_of(body: dict[str, Any], choice: dict[str, Any]) -> dict[str, Any]:
     """The plan request's job in the chosen layout, as a body for the estimate endpoints."""
     job = {k: v for k, v in body.items() if k not in PLAN_ONLY}
+    layout = choice["layout"]
     return job | {
         "gpu": choice["gpu"],
         "gpu_count": choice["gpu_count"],
-        "tp": choice["tp"],
-        "sharding": choice["sharding"],
-        "recompute": choice["recompute"],
+        "tp": layout["tp"],
+        "pp": layout["pp"],
+        "vpp": layout["vpp"],
+        "cp": layout["cp"],
+        "sharding": layout["zero"],
+        "micro_batch": layout["micro_batch"],
+        "gradient_accumulation_steps": layout["gradient_accumulation"],
+        "global_batch_tokens": layout["global_batch_tokens"],
+        "recompute": layout["recompute"],
     }
 
 
@@ -118,7 +125,11 @@ def test_warnings_are_coded_and_each_code_matches_the_plan(
         # these plans ask nothing of the host: only host memory for offloaded state can be unknown
         "host_unknown": memory["host_ram_gib"] > 0
         and offers_by_id[choice["offer"]["offer_id"]]["host_memory_gib"] is None,
+        "deadline_at_risk": estimate["deadline_probability"] is not None
+        and estimate["deadline_probability"] < 0.9,
     }
+    assert 0 < estimate["goodput"] <= 1
+    assert estimate["goodput"] == pytest.approx(estimate["compute_hours"] / estimate["hours"])
     assert set(expected) == CODES
     assert {code for code, raised in expected.items() if raised} == set(codes)
     stale = [w["message"] for w in warnings if w["code"] == "price_sheet_stale"]
@@ -161,7 +172,13 @@ def test_scaling_and_checkpointing_of_the_choice(plans: dict[str, dict[str, Any]
         assert scaling is None
     else:
         assert 0 < scaling["efficiency"] <= 1 and 0 <= scaling["communication_fraction"] < 1
-        assert scaling["bottleneck"] in ("none", "intra_instance", "inter_instance") and scaling["method"]
+        assert scaling["bottleneck"] in ("none", "intra_instance", "inter_instance", "pipeline_bubble")
+        assert scaling["method"]
+        layout = choice["layout"]
+        assert layout["tp"] * layout["pp"] * layout["cp"] * layout["dp"] == choice["gpu_count"]
+        assert (layout["tp"], layout["zero"], layout["recompute"]) == (
+            choice["tp"], choice["sharding"], choice["recompute"]
+        )  # fmt: skip
 
 
 @pytest.mark.parametrize("name", PLANS)
@@ -210,26 +227,19 @@ def test_left_out_recompute_is_chosen_as_the_cheapest_level(
     assert stated[chosen]["cost"]["total_usd"] == pytest.approx(auto["cost"]["total_usd"])
 
 
-def test_full_70b_fine_tune_is_not_spread_over_ethernet(
+def test_full_70b_fine_tune_over_a_thin_network_keeps_data_parallel_traffic_inside_instances(
     plans: dict[str, dict[str, Any]], offers_by_id: dict[str, dict[str, Any]]
 ) -> None:
+    """A 70B full fine-tune needs several nodes; over ethernet the layout search pipelines across
+    them (point-to-point activations only) and keeps every gradient all-reduce inside an instance."""
     plan = plans["full_70b_h100"]
     choice = plan["choice"]
     assert choice["gpu"].startswith("h100") and choice["instances"] > 1, "70B full needs more than one node"
-    network = offers_by_id[choice["offer"]["offer_id"]]["network"]
-    assert network["class"] not in ("ethernet", "none")
-    assert "multi_instance_ethernet" not in {w["code"] for w in plan["warnings"]}
-    # not for want of ethernet supply: same GPU, same instance size, a lower price per GPU-hour
-    cheaper_ethernet = [
-        o
-        for o in offers_by_id.values()
-        if o["gpu_id"] == choice["gpu"]
-        and o["network"]["class"] == "ethernet"
-        and o["gpus_per_instance"] == offers_by_id[choice["offer"]["offer_id"]]["gpus_per_instance"]
-        and o["price_per_gpu_hour_usd"] is not None
-        and o["price_per_gpu_hour_usd"] < offers_by_id[choice["offer"]["offer_id"]]["price_per_gpu_hour_usd"]
-    ]
-    assert cheaper_ethernet
+    offer = offers_by_id[choice["offer"]["offer_id"]]
+    if offer["network"]["class"] in ("ethernet", "none"):
+        layout = choice["layout"]
+        assert layout["pp"] > 1
+        assert layout["tp"] * layout["cp"] * layout["dp"] <= offer["gpus_per_instance"]
 
 
 def test_multi_instance_choice_over_ethernet_carries_the_warning(

@@ -178,3 +178,23 @@ def test_gpus_without_a_purchase_price_cannot_be_owned(client: Client) -> None:
     plan = create(client, {**LORA_8B, "acquisition": "own"}).json()
     a10g = next(r for r in plan["rejected"] if r["gpu"] == "a10g")
     assert any("no purchase price" in reason["detail"] for reason in a10g["reasons"])
+
+
+def test_a_gpu_that_cannot_run_the_precision_is_rejected_for_precision_naming_what_it_runs(
+    client: Client,
+) -> None:
+    body = {
+        "kind": "train",
+        "model": {"name": "ViT-L/16"},
+        "samples": 1_000_000,
+        "precision": "bf16",
+        "constraints": {"gpus": ["v100-sxm2-32gb", "t4"]},
+    }
+    response = create(client, body)
+    assert response.status_code == 422, response.text
+    reasons = {r["gpu"]: r["reasons"] for r in response.json()["rejected"]}
+    assert reasons["t4"] == [
+        {"reason": "precision", "detail": "T4 has no bf16 tensor cores; it runs fp32, fp16, int8"}
+    ]
+    assert reasons["v100-sxm2-32gb"][0]["reason"] == "precision"
+    assert "it runs fp32, fp16" in reasons["v100-sxm2-32gb"][0]["detail"]

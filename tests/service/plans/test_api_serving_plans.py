@@ -72,6 +72,9 @@ def test_one_bucket_costs_ceil_rate_over_capacity_times_price(client: Client) ->
         ({"request_mix": [{"input_tokens": 10, "output_tokens": 10, "share": 0.4}]}, "request_mix"),
         ({"max_utilization": 1.5}, "max_utilization"),
         ({"model": {"name": "ResNet-50"}}, "model"),
+        ({"requests_per_s": 1e-12}, "requests_per_s"),
+        ({"requests_per_s": 5e-324}, "requests_per_s"),
+        ({"request_mix": [{**MIX[0], "share": 1e-300}, {**MIX[1], "share": 1.0}]}, "request_mix[0].share"),
     ],
 )
 def test_bad_serving_input_names_the_field(client: Client, change: dict[str, Any], field: str) -> None:
@@ -79,6 +82,20 @@ def test_bad_serving_input_names_the_field(client: Client, change: dict[str, Any
     response = client.post("/v1/plans", json=body)
     assert response.status_code == 400, response.text
     assert response.json()["field"] == field
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"requests_per_s": 1e-6},
+        {"request_mix": [{**MIX[0], "share": 1e-9}, {**MIX[1], "share": 1 - 1e-9}]},
+        {"requests_per_s": 1e-6, "request_mix": [{**MIX[0], "share": 1e-9}, {**MIX[1], "share": 1.0}]},
+    ],
+)
+def test_the_smallest_rate_and_share_are_planned(client: Client, change: dict[str, Any]) -> None:
+    response = client.post("/v1/plans", json={**SERVING, **change})
+    assert response.status_code == 201, response.text
+    assert response.json()["choice"]["replicas"]
 
 
 def test_uploaded_profiles_are_validated_and_used(admin: Client) -> None:

@@ -10,8 +10,8 @@ from service.db.store import Store
 from service.plans.pipeline import PlanService
 from service.plans.throughput import ThroughputCache, ThroughputKey
 from service.price_sheets.importer import import_sheet
-from solver.plan_spec import PlanRequest
-from solver.workload import Workload, resolve_workload
+from solver.spec.plan import PlanRequest
+from solver.spec.workload import Workload, resolve_workload
 from tests.perf.workloads import PLAN_BODIES, SERVING_BODIES
 
 REQUESTS = [msgspec.convert(body, PlanRequest) for body in [*PLAN_BODIES[:3], SERVING_BODIES[0]]]

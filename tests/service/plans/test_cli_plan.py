@@ -29,6 +29,8 @@ def test_plan_prints_a_readable_table(
     for label in (
         "choice",
         "recompute=selective",
+        "layout",
+        "tokens per step",
         "total cost",
         "likely",
         "throughput",

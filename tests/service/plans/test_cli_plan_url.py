@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from service.cli import main
-from tests.service.live_server import serve_process
+from tests.service.live_server import free_port, serve_process
 
 ROOT = Path(__file__).resolve().parents[3]
 WORKLOAD = ROOT / "examples" / "workloads" / "lora.json"
@@ -24,11 +24,15 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]
 
 
 def test_plan_through_the_server_that_holds_the_db(
-    server: tuple[str, str], capfd: pytest.CaptureFixture[str]
+    server: tuple[str, str], capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     url, db = server
-    assert main(["plan", str(WORKLOAD), "--db", db]) == 1  # the file is the server's
+    monkeypatch.setenv("GPUPLAN_PORT", str(free_port()))  # no server there: the file is refused
+    assert main(["plan", str(WORKLOAD), "--db", db]) == 1
     assert "holds it" in capfd.readouterr().err
+    monkeypatch.setenv("GPUPLAN_PORT", url.rsplit(":", 1)[1])  # the holder is asked
+    assert main(["plan", str(WORKLOAD), "--db", db, "--json"]) == 0
+    assert json.loads(capfd.readouterr().out)["kind"] == "fine_tune"
     assert main(["plan", str(WORKLOAD), "--url", url, "--json"]) == 0
     plan = json.loads(capfd.readouterr().out)
     assert plan["plan_id"].startswith("pl-") and plan["kind"] == "fine_tune"

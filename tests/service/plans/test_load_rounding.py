@@ -7,7 +7,7 @@ from typing import Any
 from litestar.testing import TestClient
 
 from service.plans.fleets import LOAD_DIGITS
-from solver.serving import COUNT_TOLERANCE
+from solver.optimise.fleet import COUNT_TOLERANCE
 
 
 def test_the_reported_precision_hides_the_solver_slack() -> None:

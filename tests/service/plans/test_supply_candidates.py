@@ -14,7 +14,7 @@ from service.db.snapshot import CatalogSnapshot, CurrentOffer
 from service.db.store import Store
 from service.plans.supply import SupplyFilter, build_supply_index, rental_supplies
 from service.price_sheets.importer import import_sheet
-from solver.host import HostSpec
+from solver.spec.host import HostSpec
 from tests.service.current import current_offers
 
 _GPUS = ("H100 SXM", "L4", "A100 80GB SXM")

@@ -4,6 +4,7 @@ and ``max_bytes`` holds for any file, including ones that report no size."""
 from __future__ import annotations
 
 import http.server
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -67,3 +68,48 @@ def test_file_sources_honour_max_bytes_whatever_size_the_file_reports(tmp_path: 
     smaller = SourceConfig(name="s", url=str(sheet), format="rental_csv", max_bytes=len(_HEADER) - 1)
     with pytest.raises(FetchError, match="max_bytes"):
         fetch(smaller)
+
+
+def _fetch_in_time(source: SourceConfig, within_s: float) -> bytes | FetchError:
+    """What ``fetch`` gives within ``within_s`` (the test fails, instead of hanging, when it blocks)."""
+    got: list[bytes | FetchError] = []
+
+    def run() -> None:
+        try:
+            got.append(fetch(source))
+        except FetchError as exc:
+            got.append(exc)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(within_s)
+    assert got, f"fetch of {source.url} still blocked after {within_s} s"
+    return got[0]
+
+
+def test_a_fifo_with_a_stalled_writer_fails_at_the_deadline(tmp_path: Path) -> None:
+    fifo = tmp_path / "sheet.csv"
+    os.mkfifo(fifo)
+    opened = threading.Event()
+
+    def stall() -> None:  # opens the pipe, writes part of a sheet, then never closes nor writes again
+        with fifo.open("wb", buffering=0) as pipe:
+            pipe.write(_HEADER)
+            opened.wait(5)
+
+    writer = threading.Thread(target=stall, daemon=True)
+    writer.start()
+    source = SourceConfig(name="fifo", url=str(fifo), format="rental_csv", timeout_seconds=0.5)
+    started = time.monotonic()
+    got = _fetch_in_time(source, 3.0)
+    opened.set()
+    assert isinstance(got, FetchError) and "timeout_seconds" in str(got)
+    assert time.monotonic() - started < 1.5
+
+
+def test_a_fifo_nobody_writes_never_blocks_the_run(tmp_path: Path) -> None:
+    fifo = tmp_path / "sheet.csv"
+    os.mkfifo(fifo)
+    source = SourceConfig(name="fifo", url=f"file://{fifo}", format="rental_csv", timeout_seconds=0.5)
+    got = _fetch_in_time(source, 3.0)
+    assert got == b"" or (isinstance(got, FetchError) and "timeout_seconds" in str(got))

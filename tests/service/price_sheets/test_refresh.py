@@ -199,3 +199,22 @@ def test_scheduler_off_schedules_nothing_yet_is_ready_and_refreshes_on_request(
             assert runs[0]["result"] in (("ok", "unchanged") if run_scheduler else ("ok",))
     finally:
         store.close()
+
+
+def test_the_refresh_status_withholds_file_paths_and_errors_without_the_token(tmp_path: Path) -> None:
+    missing = tmp_path / "secret-dir" / "gone.csv"
+    sources = tmp_path / "sources.toml"
+    sources.write_text(f'[[source]]\nname = "acme"\nurl = "{missing}"\nformat = "rental_csv"\nretries = 1\n')
+    store = Store.open(":memory:")
+    settings = Settings(db_path=":memory:", sources_file=str(sources), admin_token=TOKEN, run_scheduler=False)
+    with TestClient(create_app(settings, store=store)) as client:
+        ran = client.post("/v1/price-sheets/refresh", params={"wait": "true"}, headers=AUTH)
+        assert ran.status_code == 200, ran.text
+        (public,) = client.get("/v1/price-sheets/refresh").json()["sources"]
+        (told,) = client.get("/v1/price-sheets/refresh", headers=AUTH).json()["sources"]
+        home = client.get("/").text
+    store.close()
+    assert public["last_run"]["result"] == "failed"
+    assert "secret-dir" not in str(public) and "secret-dir" not in home
+    assert public["url"] == public["last_run"]["error"] == "(shown with the admin token)"
+    assert str(missing) == told["url"] and "gone.csv" in told["last_run"]["error"]

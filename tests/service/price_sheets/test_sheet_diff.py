@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import random
 
-from pricing.offers import RentalOffer
-from pricing.sheet_formats import SHEET_FORMATS, SheetContext
+from pricing.sheets.formats import SHEET_FORMATS, SheetContext
+from pricing.sheets.offers import RentalOffer
 from service.db.store import Store
 from service.price_sheets.importer import import_sheet
 

@@ -137,3 +137,74 @@ def test_profile_integers_out_of_range_are_422(admin: Client, row: str, column: 
     problem = rejected(response)
     assert [(p["line"], p["column"]) for p in problem["problems"]] == [(2, column)]
     assert "must be at most" in problem["problems"][0]["reason"]
+
+
+@pytest.mark.parametrize(
+    ("fmt", "body", "column"),
+    [
+        ("rental_csv", f"{HEADER},spot_price_per_hr_usd\nacme,a,L4,1,eu,1,0.5\n", "spot_price_per_hr_usd"),
+        (
+            "rental_json",
+            json.dumps(
+                [
+                    {
+                        "provider": "acme",
+                        "instance_type": "a",
+                        "gpu": "L4",
+                        "gpus_per_instance": 1,
+                        "region": "eu",
+                        "price_per_hour_usd": 1,
+                        "Region": "x",
+                    }
+                ]
+            ),
+            "Region",
+        ),
+        ("ownership_csv", "gpu,purchase_price_usd,source,price_dat\nL4,2500,me,2024-01\n", "price_dat"),
+        (
+            "provider_costs_csv",
+            "provider,provider_class,source,egress_usd_per_gib\nacme,neocloud,me,0.1\n",
+            "egress_usd_per_gib",
+        ),
+    ],
+)
+def test_an_unknown_column_is_a_422_naming_it(admin: Client, fmt: str, body: str, column: str) -> None:
+    problem = rejected(upload(admin, body.encode(), fmt))
+    (found,) = problem["problems"]
+    assert found["line"] == 0 and found["column"] == column and repr(column) in found["reason"]
+
+
+def test_a_cloud_catalog_column_left_unread_is_a_warning(admin: Client) -> None:
+    body = b"InstanceType,AcceleratorName,AcceleratorCount,Price,SpotPrice,Region,Generation\ng2,L4,1,0.7,0,us,2\n"
+    response = admin.post(
+        "/v1/price-sheets",
+        params={"source": "skyext", "format": "cloud_catalog_csv", "provider": "skyext"},
+        content=body,
+        headers=AUTH,
+    )
+    assert response.status_code == 201, response.text
+    assert any("'Generation'" in w for w in response.json()["warnings"])
+
+
+def test_cost_rows_for_a_provider_nobody_offers_are_a_warning(admin: Client) -> None:
+    body = b"provider,provider_class,storage_usd_per_gb_month,source\nnosuchcloud,neocloud,0.1,me\naws,hyperscaler,0.1,me\n"
+    response = admin.post(
+        "/v1/price-sheets",
+        params={"source": "costs", "format": "provider_costs_csv"},
+        content=body,
+        headers=AUTH,
+    )
+    assert response.status_code == 201, response.text
+    (warning,) = response.json()["warnings"]
+    assert "nosuchcloud" in warning and "aws" not in warning
+
+
+def test_a_profile_tp_beyond_64_and_an_unknown_profile_column_are_422(admin: Client) -> None:
+    params = {"source": "me", "format": "csv"}
+    big = f"{PROFILE_HEADER}\nLlama 3.1 8B,L4,1000000,0,128,0,128,3,me\n".encode()
+    problem = rejected(admin.post("/v1/profiles", params=params, content=big, headers=AUTH))
+    assert [(p["line"], p["column"]) for p in problem["problems"]] == [(2, "tp")]
+    assert problem["problems"][0]["reason"].startswith("must be at most 64")
+    misspelt = f"{PROFILE_HEADER},max_request_per_s\nLlama 3.1 8B,L4,1,0,128,0,128,3,me,4\n".encode()
+    problem = rejected(admin.post("/v1/profiles", params=params, content=misspelt, headers=AUTH))
+    assert [(p["line"], p["column"]) for p in problem["problems"]] == [(0, "max_request_per_s")]

@@ -16,7 +16,7 @@ from service.catalog.queries import OfferQuery, list_offers
 from service.db.store import Store
 from service.plans.pipeline import PlanService
 from service.price_sheets.importer import import_sheet
-from solver.plan_spec import PlanRequest
+from solver.spec.plan import PlanRequest
 
 ROWS = 40
 

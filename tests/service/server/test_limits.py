@@ -129,3 +129,19 @@ def test_every_operation_with_a_body_documents_its_408(client: TestClient[Any]) 
         documented = operation["responses"]["408"]["content"]["application/problem+json"]
         assert documented["schema"]["$ref"] == "#/components/schemas/Problem", (path, method)
     assert "408" not in paths["/v1/gpus"]["get"]["responses"]  # no body, nothing to wait for
+
+
+def test_a_whole_request_head_over_16_kib_is_a_431_problem(server: tuple[str, int]) -> None:
+    """A head that arrives whole in one read is parsed by h11 whatever its size: the app bounds it."""
+    big = (
+        b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Big: " + b"a" * (60 * 1024) + b"\r\n\r\n"
+    )
+    sock, _ = _send(server, big)
+    answer = _read_until_closed(sock)
+    assert answer.startswith(b"HTTP/1.1 431 "), answer[:200]
+    assert b"application/problem+json" in answer and b"16 KiB" in answer
+    just_under = (
+        b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Big: " + b"a" * (15 * 1024) + b"\r\n\r\n"
+    )
+    sock, _ = _send(server, just_under)
+    assert _read_until_closed(sock).startswith(b"HTTP/1.1 200 ")

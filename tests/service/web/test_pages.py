@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 import httpx
+from playwright.sync_api import expect
 
 from tests.service.admin import TOKEN
 from tests.service.web.conftest import ARTIFACTS
@@ -42,7 +43,7 @@ def test_filling_the_buy_vs_rent_form_gives_the_apis_break_even(
     assert "rent_usd_per_gpu_hour=3" in page.url and "gpu=H100+SXM" in page.url  # the inputs are in the URL
     chart = page.locator("figure img")
     chart.scroll_into_view_if_needed()
-    page.wait_for_function("document.querySelector('figure img').complete")
+    expect(chart).to_have_js_property("complete", True)  # no wait_for_function: the page's CSP forbids eval
     assert chart.evaluate("img => img.naturalWidth") > 0
     assert re.search(r"\$\d{1,3}(,\d{3})+", page.locator(".cards").inner_text())  # dollars with separators
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -78,10 +79,12 @@ def test_a_plan_url_runs_the_plan_and_shows_the_choice_and_the_pareto_chart(
     assert link is not None and link.startswith("/plans/pl-")
     stored = httpx.get(f"{server}/v1{link}").json()
     assert f"{stored['choice']['gpu_count']} × {stored['choice']['gpu_name']}" in choice
+    layout = stored["choice"]["layout"]
+    assert f"Layout: tp {layout['tp']}, pp {layout['pp']}" in choice  # the plan page shows the layout
     assert page.locator("#total-cost").inner_text() == f"${stored['cost']['total_usd']:,.2f}"
     chart = page.locator("figure img")
     chart.scroll_into_view_if_needed()
-    page.wait_for_function("document.querySelector('figure img').complete")
+    expect(chart).to_have_js_property("complete", True)  # no wait_for_function: the page's CSP forbids eval
     assert chart.evaluate("img => img.naturalWidth") > 0
     assert page.get_by_role("heading", name="GPUs that cannot be used").is_visible()
     page.screenshot(path=str(ARTIFACTS / "plan.png"), full_page=False)

@@ -1,0 +1,30 @@
+"""Derivation rules applied while reading sheets: GPU name aliases, interconnect and network by provider.
+
+The face of ``pricing.rules``: every public name of its modules."""
+
+from pricing.rules.aliases import AliasRule, AliasTable, NameContext, normalise_alias
+from pricing.rules.interconnect import INTERCONNECTS, derive_interconnect, interconnect_named
+from pricing.rules.network import (
+    CONSERVATIVE_ETHERNET_GBPS,
+    NETWORK_COLUMNS,
+    default_gbps,
+    derive_network,
+    network_from_sheet,
+    owned_network,
+)
+
+__all__ = [
+    "CONSERVATIVE_ETHERNET_GBPS",
+    "INTERCONNECTS",
+    "NETWORK_COLUMNS",
+    "AliasRule",
+    "AliasTable",
+    "NameContext",
+    "default_gbps",
+    "derive_interconnect",
+    "derive_network",
+    "interconnect_named",
+    "network_from_sheet",
+    "normalise_alias",
+    "owned_network",
+]

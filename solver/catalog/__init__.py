@@ -1,0 +1,72 @@
+"""GPU, model, network, MIG and measured-profile facts: the catalog every other room reads.
+
+The face of ``solver.catalog``: every public name of its modules."""
+
+from solver.catalog.gpus import INTERCONNECT_RANK, NODE_GPUS, GpuSpec, Interconnect, gpu_id_for, node_gpus
+from solver.catalog.mig import MigProfile, SliceSpec, parent_gpus_for, slice_id, slice_spec, slices_of
+from solver.catalog.model_data import CATALOG_ENTRIES
+from solver.catalog.models import (
+    ModelArch,
+    ModelFamily,
+    active_params,
+    list_models,
+    lookup_model,
+    normalise_name,
+)
+from solver.catalog.network import (
+    FABRIC_TRAITS,
+    NETWORK_CLASSES,
+    FabricTraits,
+    Network,
+    NetworkClass,
+    achievable_gbps,
+    spans_instances,
+)
+from solver.catalog.precisions import (
+    ARCHITECTURES,
+    FORMATS,
+    Format,
+    PrecisionClass,
+    class_formats,
+    needed_formats,
+    precision_refusal,
+)
+from solver.catalog.profiles import MeasuredProfile, ServingProfile
+
+__all__ = [
+    "ARCHITECTURES",
+    "CATALOG_ENTRIES",
+    "FABRIC_TRAITS",
+    "FORMATS",
+    "INTERCONNECT_RANK",
+    "NETWORK_CLASSES",
+    "NODE_GPUS",
+    "FabricTraits",
+    "Format",
+    "GpuSpec",
+    "Interconnect",
+    "MeasuredProfile",
+    "MigProfile",
+    "ModelArch",
+    "ModelFamily",
+    "Network",
+    "NetworkClass",
+    "PrecisionClass",
+    "ServingProfile",
+    "SliceSpec",
+    "achievable_gbps",
+    "active_params",
+    "class_formats",
+    "gpu_id_for",
+    "list_models",
+    "lookup_model",
+    "needed_formats",
+    "node_gpus",
+    "normalise_name",
+    "parent_gpus_for",
+    "precision_refusal",
+    "slice_id",
+    "slice_spec",
+    "slices_of",
+    "spans_instances",
+]

@@ -1,0 +1,96 @@
+"""Numeric formats: what a GPU computes in (its catalog row's ``precisions``) and what a job needs.
+
+A GPU's formats are data (``gpu_specs.csv`` ``precisions``, cited per architecture in
+``service/data/README.md``): fp16 tensor cores from Volta, int8 from Turing, bf16 from Ampere and
+CDNA, fp8 from Ada, Hopper and CDNA3, fp4 from Blackwell and CDNA4. A job needs the format of its
+precision; 4-bit weight-only precisions (int4, nf4) and a training job on a quantised base compute in
+16 bit, so either 16-bit format serves them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final, Literal, get_args
+
+if TYPE_CHECKING:
+    from solver.catalog.gpus import GpuSpec
+
+__all__ = [
+    "ARCHITECTURES",
+    "FORMATS",
+    "Format",
+    "PrecisionClass",
+    "class_formats",
+    "needed_formats",
+    "precision_refusal",
+]
+
+Format = Literal["fp32", "fp16", "bf16", "fp8", "int8", "fp4"]
+"""A numeric format a GPU computes matrix products in (fp32 on CUDA/stream cores, the others on
+tensor/matrix cores)."""
+
+FORMATS: Final[tuple[Format, ...]] = get_args(Format)
+
+ARCHITECTURES: Final = frozenset(
+    {
+        "kepler",
+        "maxwell",
+        "pascal",
+        "volta",
+        "turing",
+        "ampere",
+        "ada",
+        "hopper",
+        "blackwell",
+        "gcn5",
+        "cdna2",
+        "cdna3",
+        "cdna4",
+    }
+)
+"""The architecture generations a catalog row may name (``gpu_specs.csv`` ``architecture``)."""
+
+PrecisionClass = Literal["fp32", "bf16", "fp8", "int8", "int4", "fp4"]
+"""Speed classes of numeric formats: ``bf16`` covers fp16 and AMP; ``int4`` is 4-bit weight-only
+quantisation (GGUF Q4_K_M, GPTQ/AWQ, NF4) computed in 16 bit; ``fp4`` is 4-bit compute (NVFP4, MXFP4)."""
+
+_SIXTEEN_BIT: Final[tuple[Format, ...]] = ("bf16", "fp16")
+_CLASS_FORMATS: Final[dict[str, tuple[Format, ...]]] = {
+    "fp32": ("fp32",),
+    "bf16": _SIXTEEN_BIT,
+    "int4": _SIXTEEN_BIT,
+    "fp8": ("fp8",),
+    "int8": ("int8",),
+    "fp4": ("fp4",),
+}
+_QUANTISED: Final = frozenset({"int8", "int4", "nf4"})
+
+
+def class_formats(precision: PrecisionClass) -> tuple[Format, ...]:
+    """The formats any one of which runs a speed class (``bf16``: bf16 or fp16)."""
+    return _CLASS_FORMATS[precision]
+
+
+def needed_formats(precision: str, *, training: bool) -> tuple[Format, ...]:
+    """The formats any one of which runs a job at the workload precision ``precision``: its own
+    format; either 16-bit one for weight-only 4-bit (int4, nf4) and for training on a quantised base."""
+    if precision in ("int4", "nf4") or (training and precision in _QUANTISED):
+        return _SIXTEEN_BIT
+    return (_format(precision),)
+
+
+def _format(precision: str) -> Format:
+    for known in FORMATS:
+        if known == precision:
+            return known
+    raise ValueError(f"unknown precision {precision!r}")
+
+
+def precision_refusal(gpu: GpuSpec, precision: str, *, training: bool) -> str | None:
+    """Why ``gpu`` cannot run a job at ``precision`` (naming what it runs), or None when it can:
+    ``"V100 16GB has no bf16 tensor cores; it runs fp32, fp16"``."""
+    needed = needed_formats(precision, training=training)
+    if any(f in gpu.precisions for f in needed):
+        return None
+    what = " or ".join(needed)
+    units = "cores" if needed == ("fp32",) else "tensor cores"
+    return f"{gpu.name} has no {what} {units}; it runs {', '.join(gpu.precisions)}"

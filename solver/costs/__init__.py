@@ -1,0 +1,55 @@
+"""What a job costs besides compute: charges, reliability (interruptions, restarts), job terms.
+
+The face of ``solver.costs``: every public name of its modules."""
+
+from solver.costs.charges import (
+    CHARGE_NAMES,
+    CHARGES,
+    COMPUTE_ONLY_TERMS,
+    DEADLINE_CONFIDENCE,
+    HOURS_PER_MONTH,
+    NOTHING_MOVED,
+    Charge,
+    Charges,
+    ChargeSummary,
+    JobTerms,
+    SupplyTerms,
+    complete_charges,
+    failure_rates,
+    preemption_rates,
+    supply_rates,
+)
+from solver.costs.job_terms import CHECKPOINTS_KEPT, JobTermsWithRules, job_terms
+from solver.costs.reliability import (
+    DEFAULT_RESTART_MINUTES,
+    INTERRUPTION_RATES,
+    InterruptionRate,
+    interruption_rate,
+    optimal_checkpoint_interval,
+)
+
+__all__ = [
+    "CHARGES",
+    "CHARGE_NAMES",
+    "CHECKPOINTS_KEPT",
+    "COMPUTE_ONLY_TERMS",
+    "DEADLINE_CONFIDENCE",
+    "DEFAULT_RESTART_MINUTES",
+    "HOURS_PER_MONTH",
+    "INTERRUPTION_RATES",
+    "NOTHING_MOVED",
+    "Charge",
+    "ChargeSummary",
+    "Charges",
+    "InterruptionRate",
+    "JobTerms",
+    "JobTermsWithRules",
+    "SupplyTerms",
+    "complete_charges",
+    "failure_rates",
+    "interruption_rate",
+    "job_terms",
+    "optimal_checkpoint_interval",
+    "preemption_rates",
+    "supply_rates",
+]

@@ -1,0 +1,333 @@
+"""Enumerate the configurations that could run a job: supply × units × parallel layout.
+
+A *supply* is one way to get GPUs: a rental offer (one instance type at an on-demand or spot price) or
+owned GPUs (priced per busy hour). For each supply shape the enumeration tries GPU counts up to
+``max_gpus`` (:func:`~solver.optimise.shape_steps.gpu_counts`: every 8 up to 512, four per doubling
+beyond, so 65,536-GPU plans stay small) and, for each count, the layout the search chooses
+(:mod:`solver.throughput.layout_search`: tensor parallelism inside the NVLink domain, pipeline stages,
+context parallelism, data parallelism with ZeRO 0–3, checkpointing and micro-batch; the fastest that
+fits every rank within the memory headroom and meets the global batch), then prices the hours the
+throughput model predicts for the whole job on the supply's links. Every dropped configuration leaves
+a :class:`Rejection` with its reason (``global_batch`` when its data-parallel ranks would exceed the
+job's batch, ``network`` when the instances cannot talk to each other at all).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Final, Literal
+
+import msgspec
+
+from solver.catalog.gpus import INTERCONNECT_RANK, GpuSpec, Interconnect
+from solver.catalog.network import Network
+from solver.costs.charges import (
+    COMPUTE_ONLY_TERMS,
+    DEADLINE_CONFIDENCE,
+    NOTHING_MOVED,
+    ChargeSummary,
+    JobTerms,
+    SupplyTerms,
+)
+from solver.errors import Rejection, RejectionReason
+from solver.memory.peak import MemoryEstimate
+from solver.optimise.config_grid import ConfigGrid, Selection, select
+from solver.optimise.plan_cache import PlanCache
+from solver.optimise.shape_steps import (
+    ShapeStep,
+    StepContext,
+    StepTable,
+    ThroughputFn,
+    gpu_counts,
+    shape_steps,
+)
+from solver.spec.workload import TRAINING_KINDS, Recompute, Sharding, Workload, resolve_workload
+from solver.throughput.calibration import ProfileIndex
+from solver.throughput.estimate import ThroughputEstimate, Topology
+from solver.throughput.step import Layout
+
+__all__ = [
+    "Candidate",
+    "Enumeration",
+    "PlanCache",
+    "Rejection",
+    "RejectionReason",
+    "Supply",
+    "ThroughputFn",
+    "WorkAmount",
+    "enumerate_candidates",
+    "gpu_counts",
+]
+
+_PAGED: Final = frozenset({"paged_adamw", "paged_adamw_8bit"})
+"""Optimizers whose state may page to host memory (with CPU offload, the memory model's host terms)."""
+
+
+class Supply(msgspec.Struct, frozen=True, kw_only=True):
+    """One way to get GPUs of one type, with the price of one unit (instance or owned node) per hour."""
+
+    supply_id: str
+    acquisition: Literal["rent", "own"]
+    pricing: Literal["on_demand", "spot", "owned"]
+    gpu_id: str
+    gpus_per_unit: int
+    interconnect: Interconnect
+    network: Network
+    """How units reach each other (the offer's network; for owned GPUs, the ownership assumption)."""
+    usd_per_unit_hour: float
+    billing_increment_s: int
+    terms: SupplyTerms = COMPUTE_ONLY_TERMS
+    """What the seller charges beyond the hour, and how often its capacity is interrupted."""
+    provider: str | None = None
+    instance_type: str | None = None
+    region: str | None = None
+    price_source: str = ""
+    sheet_version: int | None = None
+    host_ram_gib_per_gpu: float | None = None
+    """The offer's host memory per GPU (None: not stated, or owned: the buyer sizes it)."""
+
+
+class WorkAmount(msgspec.Struct, frozen=True, kw_only=True):
+    """The work to finish, in the unit a throughput is measured in (``tokens_per_s`` → tokens …)."""
+
+    amount: float
+    unit: str
+
+
+class Candidate(msgspec.Struct, frozen=True, kw_only=True):
+    """A priced configuration: ``units`` of ``supply`` (``gpu_count`` GPUs) in one parallel layout."""
+
+    supply: Supply
+    units: int
+    gpu_count: int
+    tp: int
+    sharding: Sharding
+    recompute: Recompute
+    layout: Layout
+    """The parallel layout the search chose for this count (tp, pp, vpp, cp, dp, ZeRO, micro-batch,
+    accumulation, recompute, global batch)."""
+    memory: MemoryEstimate
+    capacity_gib: float
+    throughput: ThroughputEstimate
+    """The whole job's throughput on ``gpu_count`` GPUs (its ``scaling`` says what the links cost)."""
+    compute_hours: float
+    """Hours of computing the work takes (the throughput model's answer)."""
+    hours: float
+    """Expected wall hours: compute plus setup, checkpoints and interruptions (``charges``)."""
+    usd_per_hour: float
+    cost_usd: float
+    """The complete charge (``charges.total_usd``)."""
+    charges: ChargeSummary
+
+    @property
+    def billable_hours(self) -> float:
+        return self.charges.billable_hours
+
+
+class Enumeration(msgspec.Struct, frozen=True, kw_only=True):
+    """The candidates that can matter, the most telling rejections, and how many configurations were
+    looked at.
+
+    ``candidates`` keeps every configuration that no other beats on both cost and hours, and the best
+    of each (GPU, seller) pair by cost and by hours: the optimum under any objective, deadline and
+    budget, and every alternative a plan lists, are among them. ``rejections`` holds one per GPU type
+    and reason: the one that tried the most GPUs (the first found on a tie). ``feasible`` counts all
+    configurations that passed.
+    """
+
+    candidates: list[Candidate]
+    rejections: list[Rejection]
+    configurations_tried: int
+    feasible: int = 0
+
+
+class _Rejections:
+    """The most telling rejection per (GPU type, reason): the one that tried the most GPUs, the first
+    found on a tie. A detail is formatted only when it is kept (most are not)."""
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[str, RejectionReason], Rejection] = {}
+
+    def add(
+        self, supply: Supply, reason: RejectionReason, gpu_count: int, detail: str, *args: object
+    ) -> None:
+        held = self._kept.get((supply.gpu_id, reason))
+        if held is None or gpu_count > held.gpu_count:
+            self._kept[supply.gpu_id, reason] = Rejection(
+                gpu_id=supply.gpu_id,
+                reason=reason,
+                detail=detail.format(*args) if args else detail,
+                supply_id=supply.supply_id,
+                gpu_count=gpu_count,
+            )
+
+    def kept(self) -> list[Rejection]:
+        return list(self._kept.values())
+
+
+def _candidate(
+    supply: Supply, step: ShapeStep, hours: float, charges: ChargeSummary, gpus: Mapping[str, GpuSpec]
+) -> Candidate:
+    choice = step.choice
+    assert choice is not None and step.rate is not None
+    return Candidate(
+        supply=supply,
+        units=step.units,
+        gpu_count=step.gpu_count,
+        tp=choice.layout.tp,
+        sharding=choice.layout.zero,
+        recompute=choice.layout.recompute,
+        layout=choice.layout,
+        memory=choice.memory,
+        capacity_gib=gpus[supply.gpu_id].memory_gib,
+        throughput=step.rate,
+        compute_hours=hours,
+        hours=charges.wall_hours,
+        usd_per_hour=supply.usd_per_unit_hour * step.units,
+        cost_usd=charges.total_usd,
+        charges=charges,
+    )
+
+
+def _admitted(
+    supply: Supply, gpu: GpuSpec, rejections: _Rejections, require_ecc: bool, least: Interconnect | None
+) -> bool:
+    """Whether the supply passes the ECC and interconnect limits (else its rejection is recorded)."""
+    if require_ecc and gpu.ecc is not True:
+        rejections.add(supply, "ecc", 0, "no ECC memory")
+        return False
+    if least is not None and INTERCONNECT_RANK[supply.interconnect] < INTERCONNECT_RANK[least]:
+        rejections.add(supply, "interconnect", 0, "{} inside the instance, below the required {}",
+                       supply.interconnect, least)  # fmt: skip
+        return False
+    return True
+
+
+class _Enumerator:
+    """One enumeration: the shared step context, the cache, the grid of priced rows and what was rejected."""
+
+    def __init__(
+        self, context: StepContext, cache: PlanCache, work: Callable[[str], WorkAmount], key: bytes
+    ) -> None:
+        self.context, self.cache, self.work, self.key = context, cache, work, key
+        self.amounts: dict[str, float] = {}
+        self.rejections = _Rejections()
+        self.grid = ConfigGrid()
+        self.added: list[tuple[Supply, list[ShapeStep]]] = []
+        self.groups: dict[tuple[str, str], int] = {}
+        self.gpu_numbers: dict[str, int] = {}
+        self.told: set[Hashable] = set()  # shapes whose failing counts were reported
+
+    def amount(self, unit: str) -> float:
+        found = self.amounts.get(unit)
+        if found is None:
+            found = self.amounts[unit] = self.work(unit).amount
+        return found
+
+    def add(self, supply: Supply, gpu: GpuSpec, max_gpus: int) -> None:
+        host = supply.host_ram_gib_per_gpu if self.context.uses_host else None
+        shape = (supply.gpu_id, gpu.memory_gib, supply.gpus_per_unit, supply.interconnect,
+                 supply.network.network_class, supply.network.gbps, host)  # fmt: skip
+        topology = Topology(gpus_per_instance=supply.gpus_per_unit, interconnect=supply.interconnect,
+                            network=supply.network)  # fmt: skip
+        steps = self.cache.get("steps", (self.key, shape, max_gpus),
+                               lambda: shape_steps(self.context, gpu, topology, max_gpus, host))  # fmt: skip
+        if not steps:
+            self.rejections.add(supply, "quota", 0, "one unit has {} GPUs, above max_gpus {}",
+                                supply.gpus_per_unit, max_gpus)  # fmt: skip
+            return
+        rate = next((step.rate for step in steps if step.rate is not None), None)
+        amount = None if rate is None else self.amount(rate.unit)
+        table = self.cache.get("hours", (self.key, shape, max_gpus, amount),
+                               lambda: StepTable.of(steps, self.amount))  # fmt: skip
+        if shape not in self.told:  # a later supply of the shape fails at the same counts
+            self.told.add(shape)
+            for step in table.failed:
+                assert step.rejection is not None
+                self.rejections.add(supply, step.rejection[0], step.gpu_count, "{}", step.rejection[1])
+        seller = (supply.gpu_id, supply.provider or supply.acquisition)
+        self.grid.add(table.hours, table.units, table.gpu_counts, price=supply.usd_per_unit_hour,
+                      increment_s=supply.billing_increment_s, group=self.groups.setdefault(seller, len(self.groups)),
+                      gpu=self.gpu_numbers.setdefault(supply.gpu_id, len(self.gpu_numbers)), terms=supply.terms)  # fmt: skip
+        self.added.append((supply, steps))
+
+    def at(self, row: int) -> tuple[Supply, ShapeStep]:
+        position = self.grid.supply_of(row)
+        supply, steps = self.added[position]
+        return supply, steps[row - self.grid.starts[position]]
+
+
+def _limit_rejections(
+    found: _Enumerator, picked: Selection, deadline_hours: float | None, budget_usd: float | None
+) -> None:
+    """A rejection for each configuration only the deadline or the budget ruled out."""
+    charges = picked.charges
+    for i in picked.deadline_rejections:
+        assert charges is not None
+        supply, step = found.at(i)
+        found.rejections.add(supply, "deadline", step.gpu_count,
+                             "{} GPU(s) need {:,.1f} h ({:.0%} confidence), over the {:g} h deadline",
+                             step.gpu_count, charges.deadline_hours[i], DEADLINE_CONFIDENCE, deadline_hours)  # fmt: skip
+    for i in picked.budget_rejections:
+        assert charges is not None
+        supply, step = found.at(i)
+        found.rejections.add(supply, "budget", step.gpu_count, "{} GPU(s) cost ${:,.2f}, over the ${:,.2f} budget",
+                             step.gpu_count, charges.total_usd[i], budget_usd)  # fmt: skip
+
+
+def _context(
+    template: Workload,
+    throughput: ThroughputFn,
+    index: ProfileIndex | None,
+    cache: PlanCache,
+    headroom: float,
+) -> StepContext:
+    resolved = resolve_workload(template)
+    uses_host = template.kind in TRAINING_KINDS and (
+        template.offload != "none" or template.optimizer in _PAGED
+    )
+    return StepContext(template=resolved, throughput=throughput, profiles=index, layouts=cache.layouts,
+                       memory_headroom=headroom, uses_host=uses_host)  # fmt: skip
+
+
+def enumerate_candidates(
+    template: Workload,
+    supplies: Sequence[Supply],
+    gpus: Mapping[str, GpuSpec],
+    throughput: ThroughputFn,
+    work: Callable[[str], WorkAmount],
+    *,
+    job: JobTerms = NOTHING_MOVED,
+    max_gpus: int,
+    deadline_hours: float | None = None,
+    budget_usd: float | None = None,
+    min_interconnect: Interconnect | None = None,
+    require_ecc: bool = False,
+    cache: PlanCache | None = None,
+    index: ProfileIndex | None = None,
+    memory_headroom: float = 0.0,
+) -> Enumeration:
+    """Every feasible configuration of ``supplies`` for the job ``template`` (its stated layout fields
+    held, the rest chosen by the layout search at each count).
+
+    ``work(unit)`` converts the job's work into the unit of a throughput (e.g. tokens for tokens_per_s).
+    ``cache`` (the service's, one per catalog snapshot) keeps layouts and what each supply shape can run
+    at for the next plan; ``index`` rates layouts by the class model (``None``: by the roofline);
+    ``memory_headroom`` is the share of each GPU's memory a layout must leave free.
+    """
+    cache = cache if cache is not None else PlanCache()
+    context = _context(template, throughput, index, cache, memory_headroom)
+    found = _Enumerator(context, cache, work, msgspec.json.encode(template) + repr(memory_headroom).encode())
+    for supply in supplies:
+        gpu = gpus[supply.gpu_id]
+        if _admitted(supply, gpu, found.rejections, require_ecc, min_interconnect):
+            found.add(supply, gpu, max_gpus)
+    picked = select(found.grid, job, deadline_hours=deadline_hours, budget_usd=budget_usd)
+    _limit_rejections(found, picked, deadline_hours, budget_usd)
+    summaries = [] if picked.charges is None else ChargeSummary.many(picked.charges, picked.kept)
+    candidates = [
+        _candidate(*found.at(i), found.grid.hours[i], summary, gpus)
+        for i, summary in zip(picked.kept, summaries, strict=True)
+    ]
+    return Enumeration(candidates=candidates, rejections=found.rejections.kept(),
+                       configurations_tried=len(found.grid.hours), feasible=picked.feasible)  # fmt: skip

@@ -1,0 +1,136 @@
+"""The GPU counts one supply shape (GPU, unit size, interconnect, network) can run a job at.
+
+For each count of units (:func:`gpu_counts`) the layout search
+(:func:`~solver.throughput.layout_search.search_layout`) chooses the fastest parallel layout that fits
+every rank's memory (within the plan's memory headroom) and meets the job's global batch; the
+throughput model then rates it on the shape's links. A count that cannot run leaves its reason:
+``memory``, ``global_batch`` (its data-parallel ranks would exceed the global batch), ``host`` (CPU
+offload or paged state beyond the offer's host memory), ``network`` (instances that cannot
+synchronise) or ``throughput``. Supplies of one shape differ only in price and billing, so this is
+worked out once per shape (and kept in the :class:`~solver.optimise.plan_cache.PlanCache`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Final, NamedTuple
+
+from solver.catalog.gpus import GpuSpec
+from solver.catalog.network import spans_instances
+from solver.errors import InvalidWorkload, RejectionReason, ThroughputUnavailable
+from solver.spec.workload import ResolvedWorkload
+from solver.throughput.calibration import ProfileIndex
+from solver.throughput.estimate import ThroughputEstimate, Topology
+from solver.throughput.layout_search import LayoutCache, LayoutChoice, LayoutFailure, search_layout
+
+__all__ = ["EXACT_COUNTS_UP_TO", "ShapeStep", "StepContext", "StepTable", "gpu_counts", "shape_steps"]
+
+EXACT_COUNTS_UP_TO: Final = 512
+"""GPU counts up to this are tried at every 8 (and 1, 2, 4); beyond, four per doubling (×1, ×1.25,
+×1.5, ×1.75 of a power of two units): a 65,536-GPU plan tries ~90 counts, not 8,192."""
+
+ThroughputFn = Callable[[ResolvedWorkload, GpuSpec, int, Topology], ThroughputEstimate]
+
+
+def gpu_counts(gpus_per_unit: int, max_gpus: int) -> list[int]:
+    """Unit counts to try: one unit, counts giving 2, 4, 8 or a multiple of 8 GPUs up to
+    :data:`EXACT_COUNTS_UP_TO`, then four unit counts per doubling."""
+    counts = []
+    for units in range(1, max_gpus // gpus_per_unit + 1):
+        n = units * gpus_per_unit
+        if n <= EXACT_COUNTS_UP_TO:
+            if units == 1 or n in (2, 4, 8) or n % 8 == 0:
+                counts.append(units)
+        elif (
+            n % 8 == 0 and units >> max(units.bit_length() - 3, 0) << max(units.bit_length() - 3, 0) == units
+        ):
+            counts.append(units)
+    return counts
+
+
+class ShapeStep(NamedTuple):
+    """One GPU count of a supply shape: its layout and throughput, or why it cannot run."""
+
+    units: int
+    gpu_count: int
+    choice: LayoutChoice | None
+    rate: ThroughputEstimate | None
+    rejection: tuple[RejectionReason, str] | None
+
+
+class StepContext(NamedTuple):
+    """What every count of every shape of one plan shares."""
+
+    template: ResolvedWorkload
+    throughput: ThroughputFn
+    profiles: ProfileIndex | None
+    layouts: LayoutCache
+    memory_headroom: float
+    uses_host: bool
+
+
+def _failed(units: int, n: int, reason: RejectionReason, detail: str) -> ShapeStep:
+    return ShapeStep(units, n, None, None, (reason, detail))
+
+
+def _step(
+    context: StepContext, gpu: GpuSpec, topology: Topology, units: int, host: float | None
+) -> ShapeStep:
+    n = units * topology.gpus_per_instance
+    try:
+        found = search_layout(context.template, gpu, n, topology, context.profiles, cache=context.layouts,
+                              memory_headroom=context.memory_headroom)  # fmt: skip
+    except InvalidWorkload as exc:
+        return _failed(units, n, "memory", exc.message)
+    if isinstance(found, LayoutFailure):
+        reason: RejectionReason = "network" if found.reason == "network" else found.reason
+        return _failed(units, n, reason, found.detail)
+    if host is not None and context.uses_host and found.memory.host_ram_gib > host:
+        detail = (f"needs {found.memory.host_ram_gib:,.1f} GiB of host memory per GPU (offloaded or paged "
+                  f"state); the offer has {host:g} GiB per GPU")  # fmt: skip
+        return _failed(units, n, "host", detail)
+    try:
+        rate = context.throughput(found.workload, gpu, n, topology)
+    except (ThroughputUnavailable, InvalidWorkload) as exc:
+        return _failed(units, n, "throughput", str(exc))
+    return ShapeStep(units, n, found, rate, None)
+
+
+def shape_steps(
+    context: StepContext, gpu: GpuSpec, topology: Topology, max_gpus: int, host: float | None
+) -> list[ShapeStep]:
+    """The counts a shape can run at, with their layouts and throughputs (module docstring). The
+    first count that cannot synchronise or has no throughput ends the list (more fare no better)."""
+    steps: list[ShapeStep] = []
+    training = not context.template.is_inference
+    for units in gpu_counts(topology.gpus_per_instance, max_gpus):
+        n = units * topology.gpus_per_instance
+        if units > 1 and training and not spans_instances(topology.network):
+            steps.append(_failed(units, n, "network",
+                                 f"{units} instances cannot synchronise training: {topology.network.rule}"))  # fmt: skip
+            break
+        step = _step(context, gpu, topology, units, host)
+        steps.append(step)
+        if step.rejection is not None and step.rejection[0] in ("throughput", "network"):
+            break
+    return steps
+
+
+class StepTable(NamedTuple):
+    """A shape's steps as grid columns for one amount of work (hours NaN where a step cannot run)."""
+
+    hours: list[float]
+    units: list[int]
+    gpu_counts: list[int]
+    failed: list[ShapeStep]
+
+    @classmethod
+    def of(cls, steps: list[ShapeStep], amount: Callable[[str], float]) -> StepTable:
+        hours = [math.nan if s.rate is None else amount(s.rate.unit) / s.rate.value / 3600 for s in steps]
+        return cls(
+            hours=hours,
+            units=[step.units for step in steps],
+            gpu_counts=[step.gpu_count for step in steps],
+            failed=[step for step in steps if step.rejection is not None],
+        )

@@ -1,0 +1,512 @@
+"""Choose a job's parallel layout for a GPU type and count: the fastest that fits every rank's memory.
+
+Training (:func:`search_layout`) enumerates, holding whatever the workload states (``stated``):
+
+- tensor parallelism ``tp`` of 1, 2, 4, … inside one NVLink domain (the instance's GPUs and the GPU's
+  ``nvlink_domain``, NVLink/NVSwitch only), dividing the attention heads;
+- context parallelism ``cp`` of 2, 4, … for sequences of at least 8,192 tokens (chunks of ≥ 4,096);
+- pipeline stages ``pp`` (divisors of the GPUs left up to 16, powers of two beyond, at most the layers),
+  interleaved by ``vpp`` of 2, 4 or 8 (``pp·vpp`` at most the layers); at most :data:`EXTRA_STAGES`
+  stage counts beyond the first that fits;
+- data parallelism ``dp`` (the rest) with ZeRO stage 0–3 (ZeRO-3 without pipeline stages);
+- activation checkpointing none, selective, full;
+- the micro-batch: powers of two up to the rank's share of the global batch.
+
+A layout counts when its global batch ``dp × micro_batch × accumulation`` reaches the target
+(:mod:`solver.throughput.global_batch`) within :data:`~solver.throughput.global_batch.MIN_BATCH_SHARE`
+without exceeding it, and every rank fits (:func:`fits`: the per-rank peak of
+:mod:`solver.memory` within ``(1 − memory_headroom)`` of the GPU's memory and, with headroom asked
+for, the high end of the memory band within the memory). Among those the fastest by
+:mod:`solver.throughput.step` wins (compute at the class model's rate for that micro-batch and
+checkpointing + bubble + exposed communication); heavier checkpointing and sharding are tried only
+while a lighter one cannot reach the largest micro-batch. Inference takes the least tensor
+parallelism that fits.
+
+What the searches learn is kept in a :class:`LayoutCache` the caller owns (one per catalog snapshot).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable, Hashable, Iterator
+from typing import Final, Literal, NamedTuple
+
+import msgspec
+
+from solver.catalog.gpus import INTERCONNECT_RANK, GpuSpec
+from solver.errors import InvalidWorkload
+from solver.memory.peak import MemoryEstimate, estimate_memory, lora_params, rank_peak_gib
+from solver.spec.workload import RECOMPUTE_CHOICES, Recompute, ResolvedWorkload, Sharding
+from solver.throughput.calibration import ProfileIndex
+from solver.throughput.estimate import Topology, class_seconds_per_unit, topology_links
+from solver.throughput.global_batch import MIN_BATCH_SHARE, global_batch_tokens
+from solver.throughput.step import Layout, Links, sizes_of, step_time
+from solver.throughput.workclass import workload_class
+from solver.throughput.workcost import train_flops_per_token
+
+__all__ = [
+    "EXTRA_STAGES",
+    "ROOFLINE_MFU",
+    "SETTLED_MICRO_TOKENS",
+    "CacheTables",
+    "LayoutCache",
+    "LayoutChoice",
+    "LayoutFailure",
+    "fits",
+    "search_layout",
+    "target_batch_tokens",
+]
+
+EXTRA_STAGES: Final = 2
+"""Pipeline stage counts tried beyond the smallest that fits (more stages only add bubble)."""
+_MAX_MICRO_BATCH: Final = 1024
+SETTLED_MICRO_TOKENS: Final = 8_192
+"""A layout whose lightest checkpointing fits micro-batches of this many tokens (or the rank's whole
+share of the batch) is *settled*: heavier sharding, checkpointing, deeper pipelines and more tensor or
+context parallelism are not tried beyond it (they only add traffic, bubble or compute; the per-layer
+overhead a larger micro-batch would still amortise is a few per cent there for a 1B model, less
+for larger ones)."""
+ROOFLINE_MFU: Final = 0.4
+"""The MFU layouts are rated at when no calibrated profile index is given (the rule of thumb's)."""
+_ZEROS: Final[tuple[Sharding, ...]] = ("none", "zero1", "zero2", "zero3")
+
+
+class CacheTables:
+    """Bounded tables of computed values by kind (:attr:`TABLES`): a table is cleared when full, and
+    each operation is one dict call, so threads may share them."""
+
+    TABLES: tuple[str, ...] = ()
+
+    def __init__(self, max_entries: int = 200_000) -> None:
+        self._tables: dict[str, dict[Hashable, object]] = {name: {} for name in self.TABLES}
+        self._max = max_entries
+        self._lock = threading.Lock()
+
+    def get[V](self, table: str, key: Hashable, compute: Callable[[], V]) -> V:
+        """The value of ``key`` in ``table`` (one of :attr:`TABLES`), computed on first use."""
+        held = self._tables[table]
+        found = held.get(key)
+        if found is None:
+            found = compute()
+            with self._lock:
+                if len(held) >= self._max:
+                    held.clear()
+                held[key] = found
+        return found  # type: ignore[return-value]  # stored by this method under its own key
+
+    def __len__(self) -> int:
+        return sum(len(table) for table in self._tables.values())
+
+
+class LayoutCache(CacheTables):
+    """What layout searches learn on one catalog snapshot, in tables by kind: ``memory`` (a rank's
+    peak by workload and layout), ``micros`` (the micro-batches that fit a layout), ``offers`` (a
+    count's layouts worth rating), ``rates`` (one GPU's seconds per unit), ``choices`` (the layout
+    chosen per count, GPU, topology and headroom) and ``estimates`` (its full memory estimate).
+    Bounded (a table is cleared when full); each operation is one dict call, so threads may share it."""
+
+    TABLES = ("memory", "micros", "offers", "rates", "choices", "estimates")
+
+
+class LayoutChoice(msgspec.Struct, frozen=True, kw_only=True):
+    """The layout chosen for a count: the workload laid out so, its per-rank memory, and its score."""
+
+    workload: ResolvedWorkload
+    layout: Layout
+    memory: MemoryEstimate
+    score: float
+    """Tokens (or samples) per second the search's step model gave it (ranks layouts, not reported)."""
+
+
+class LayoutFailure(msgspec.Struct, frozen=True, kw_only=True):
+    """Why no layout runs the job on that count: ``memory``, ``global_batch`` or ``network`` (fitting
+    layouts span instances without one), naming the field a request would change."""
+
+    reason: Literal["memory", "global_batch", "network"]
+    detail: str
+    field: str
+    need_gib: float = 0.0
+
+
+def fits(point_gib: float, high_gib: float, capacity_gib: float, memory_headroom: float) -> bool:
+    """Whether a rank's peak stays within ``(1 − memory_headroom)`` of ``capacity_gib`` (and, with
+    headroom asked for, the band's high end within the capacity)."""
+    if point_gib > (1.0 - memory_headroom) * capacity_gib:
+        return False
+    return memory_headroom <= 0 or high_gib <= capacity_gib
+
+
+def target_batch_tokens(template: ResolvedWorkload) -> tuple[float, str]:
+    """Tokens per optimizer step the layout must meet: ``global_batch_tokens``, else the workload's
+    ``batch_size`` (the global batch in sequences) × ``seq_len``, else the rule by model size."""
+    stated = template.global_batch_tokens
+    if stated is None and template.global_batch is not None:
+        stated = template.global_batch * max(template.seq_len, 1)
+    return global_batch_tokens(workload_class(template), template.arch.params_b * 1e9, stated)
+
+
+def _domain(gpu: GpuSpec, topology: Topology) -> int:
+    if INTERCONNECT_RANK[topology.interconnect] < INTERCONNECT_RANK["nvlink"]:
+        return 1
+    return max(1, min(topology.gpus_per_instance, gpu.nvlink_domain))
+
+
+def _powers(limit: int) -> Iterator[int]:
+    value = 1
+    while value <= limit:
+        yield value
+        value *= 2
+
+
+def _tps(rw: ResolvedWorkload, gpu: GpuSpec, topology: Topology, count: int) -> list[int]:
+    if "tp" in rw.stated:
+        return [rw.tp]
+    if not rw.arch.is_transformer:
+        return [1]
+    domain = _domain(gpu, topology)
+    return [t for t in _powers(domain) if count % t == 0 and rw.arch.attention_heads % t == 0]
+
+
+def _cps(rw: ResolvedWorkload, rest: int) -> list[int]:
+    if "cp" in rw.stated:
+        return [rw.cp]
+    if rw.is_inference or not rw.arch.is_transformer:
+        return [1]
+    return [c for c in _powers(min(rest, 64)) if (rest % c == 0 and rw.seq_len % c == 0 and rw.seq_len // c >= 4096)
+            or c == 1]  # fmt: skip
+
+
+def _pps(rw: ResolvedWorkload, rest: int) -> list[int]:
+    if "pp" in rw.stated:
+        return [rw.pp] if rest % rw.pp == 0 else []
+    if rw.is_inference or not rw.arch.is_transformer:
+        return [1]
+    limit = min(rest, rw.arch.layers, 256)
+    return [p for p in range(1, limit + 1) if rest % p == 0 and (p <= 16 or p & (p - 1) == 0)]
+
+
+def _vpps(rw: ResolvedWorkload, pp: int) -> list[int]:
+    if "vpp" in rw.stated:
+        return [rw.vpp]
+    if pp < 2:
+        return [1]
+    return [v for v in (1, 2, 4, 8) if pp * v <= rw.arch.layers]
+
+
+def _zeros(rw: ResolvedWorkload, pp: int, shards: int) -> tuple[Sharding, ...]:
+    if "sharding" in rw.stated:
+        return (rw.sharding,)
+    if shards <= 1:
+        return ("none",)
+    return _ZEROS if pp == 1 else _ZEROS[:2]
+
+
+def _recomputes(rw: ResolvedWorkload) -> tuple[Recompute, ...]:
+    return (rw.recompute,) if "recompute" in rw.stated else RECOMPUTE_CHOICES
+
+
+class _Search:
+    """One search: the template, the GPU and its links, the target batch, the cache."""
+
+    def __init__(
+        self,
+        template: ResolvedWorkload,
+        gpu: GpuSpec,
+        topology: Topology,
+        index: ProfileIndex | None,
+        cache: LayoutCache,
+        memory_headroom: float,
+        exclude: frozenset[int],
+    ) -> None:
+        self.template, self.gpu, self.topology, self.index = template, gpu, topology, index
+        self.cache, self.headroom, self.exclude = cache, memory_headroom, exclude
+        self.key = _template_key(template)
+        self.links: Links = topology_links(gpu, topology)
+        self.tokens, self.basis = target_batch_tokens(template)
+        self.seq = max(template.seq_len, 1)
+        self.sequences = max(1, math.floor(self.tokens / self.seq + 1e-9))
+        self.sizes = sizes_of(template, _adapters(template), template.stack)
+        self.rates: dict[tuple[int, str], float] = {}
+        self.smallest_need = math.inf
+        self.batch_blocked = 0
+        self.unpriced = 0
+        """Layouts that fit but cannot run: their instances have no network between them."""
+
+    def rate(self, rw: ResolvedWorkload) -> float:
+        key = (rw.batch_size, rw.recompute)
+        found = self.rates.get(key)
+        if found is None:
+            shared = (self.key, self.gpu.gpu_id, id(self.index), self.exclude, *key)
+            found = self.rates[key] = self.cache.get("rates", shared, lambda: self._rate(rw))
+        return found
+
+    def _rate(self, rw: ResolvedWorkload) -> float:
+        if self.index is None:
+            return _roofline_seconds_per_unit(rw, self.gpu)
+        return class_seconds_per_unit(rw, self.gpu, self.index, self.exclude)
+
+    def memory(self, rw: ResolvedWorkload) -> tuple[float, float]:
+        shards = rw.dp * rw.cp if rw.sharding != "none" else 0
+        key = (self.key, rw.tp, rw.pp, rw.vpp, rw.cp, rw.sharding, shards, rw.recompute, rw.batch_size,
+               min(rw.gradient_accumulation_steps, max(rw.pp, 2)), rw.gpu_count > 1)  # fmt: skip
+        return self.cache.get("memory", key, lambda: rank_peak_gib(rw))
+
+    def fit_key(self, rw: ResolvedWorkload) -> Hashable:
+        """What the micro-batches that fit depend on: the workload, the layout without its micro-batch,
+        the global batch, the GPU's memory and the headroom (not the GPU type or the network)."""
+        return (self.key, self.sequences, self.gpu.memory_gib, self.headroom, rw.gpu_count, rw.tp, rw.pp,
+                rw.vpp, rw.cp, rw.sharding, rw.recompute)  # fmt: skip
+
+    def fits(self, rw: ResolvedWorkload) -> bool:
+        point, high = self.memory(rw)
+        ok = fits(point, high, self.gpu.memory_gib, self.headroom)
+        if not ok:
+            self.smallest_need = min(self.smallest_need, point)
+        return ok
+
+
+def _roofline_seconds_per_unit(rw: ResolvedWorkload, gpu: GpuSpec) -> float:
+    """Without a calibrated index: the training FLOPs per token at :data:`ROOFLINE_MFU` of the GPU's
+    16-bit peak (ranks layouts by their checkpointing cost; the throughput comes from the caller)."""
+    peak = (gpu.tensor16_tflops or 100.0) * 1e12
+    seq = max(rw.seq_len, 1)
+    flops = train_flops_per_token(rw.arch, seq, rw.method, rw.recompute) if rw.arch.is_transformer else 6e9
+    return flops / (ROOFLINE_MFU * peak)
+
+
+def _template_key(rw: ResolvedWorkload) -> bytes:
+    return msgspec.json.encode(msgspec.structs.replace(rw, gpu_count=1, tp=1, dp=1, pp=1, vpp=1, cp=1))
+
+
+def _adapters(rw: ResolvedWorkload) -> float:
+    return 0.0 if rw.method == "full" or not rw.arch.is_transformer else lora_params(rw)
+
+
+def _laid_out(
+    template: ResolvedWorkload, count: int, shape: tuple[int, int, int, int], zero: Sharding, rec: Recompute
+) -> ResolvedWorkload:
+    tp, cp, pp, vpp = shape
+    return msgspec.structs.replace(
+        template, gpu_count=count, tp=tp, cp=cp, pp=pp, vpp=vpp, dp=count // (tp * cp * pp),
+        sharding=zero, recompute=rec, recompute_auto=False,
+    )  # fmt: skip
+
+
+def _micro_batches(search: _Search, dp: int) -> list[int]:
+    stated = search.template
+    if "micro_batch" in stated.stated:
+        return [stated.batch_size]
+    return list(_powers(min(search.sequences // dp, _MAX_MICRO_BATCH)))
+
+
+def _with_micro(search: _Search, rw: ResolvedWorkload, micro: int) -> ResolvedWorkload | None:
+    """``rw`` at micro-batch ``micro`` with the accumulation that meets the global batch, or ``None``
+    when that batch cannot be met without exceeding it."""
+    accumulation = search.sequences // (rw.dp * micro)
+    if accumulation < 1 or rw.dp * micro * accumulation < MIN_BATCH_SHARE * search.sequences:
+        return None
+    return msgspec.structs.replace(
+        rw, batch_size=micro, gradient_accumulation_steps=accumulation,
+        global_batch_tokens=rw.dp * micro * accumulation * search.seq,
+    )  # fmt: skip
+
+
+class _Offers:
+    """The layouts worth rating for one count (found by memory alone, so shared by every network)."""
+
+    def __init__(self) -> None:
+        self.items: list[ResolvedWorkload] = []
+
+    def offer(self, search: _Search, rw: ResolvedWorkload) -> None:
+        self.items.append(rw)
+
+
+class _Enumerated(NamedTuple):
+    """A count's layouts worth rating and, when none fits, what the closest needed."""
+
+    offers: tuple[ResolvedWorkload, ...]
+    need: float
+    blocked: int
+
+
+def _layout(rw: ResolvedWorkload) -> Layout:
+    return Layout(
+        tp=rw.tp, pp=rw.pp, vpp=rw.vpp, cp=rw.cp, dp=rw.dp,
+        zero=rw.sharding if rw.dp * rw.cp > 1 else "none", micro_batch=rw.batch_size,
+        gradient_accumulation=rw.gradient_accumulation_steps, recompute=rw.recompute,
+        global_batch_tokens=rw.global_batch_tokens or 0,
+    )  # fmt: skip
+
+
+def _score(search: _Search, rw: ResolvedWorkload) -> tuple[float, Layout]:
+    """Tokens (or samples) per second of ``rw``'s layout by the step model (0: it cannot run)."""
+    layout = _layout(rw)
+    step = step_time(layout, search.links, search.rate(rw), search.sizes, rw.stack)
+    if step.total <= 0 or not math.isfinite(step.total):
+        return 0.0, layout
+    return layout.global_batch_tokens / step.total, layout
+
+
+def _fitting_micros(search: _Search, rw: ResolvedWorkload) -> tuple[tuple[int, ...], float]:
+    """The micro-batches of ``rw`` that meet the global batch and fit (ascending; memory grows with
+    the micro-batch, so the first that does not fit ends them), and that one's need (GiB; inf: none)."""
+    fitting: list[int] = []
+    for micro in _micro_batches(search, rw.dp):
+        laid = _with_micro(search, rw, micro)
+        if laid is None:
+            continue
+        if not search.fits(laid):
+            return tuple(fitting), search.memory(laid)[0]
+        fitting.append(micro)
+    return tuple(fitting), math.inf
+
+
+def _largest_micro(search: _Search, rw: ResolvedWorkload, best: _Offers, above: int) -> int:
+    """Offer ``rw`` at the micro-batches that fit and are larger than ``above`` (what a lighter
+    sharding or checkpointing level already reached: the heavier one is slower at those); without
+    stages only the largest (never slower there), with stages the two largest (a larger micro-batch
+    leaves fewer to fill the pipeline). Returns the largest that fitted (0: none)."""
+    micros, need = search.cache.get("micros", search.fit_key(rw), lambda: _fitting_micros(search, rw))
+    search.smallest_need = min(search.smallest_need, need)
+    fitting = [laid for laid in (_with_micro(search, rw, micro) for micro in micros) if laid is not None]
+    for laid in fitting[-2:] if rw.pp > 1 else fitting[-1:]:
+        if laid.batch_size > above:
+            best.offer(search, laid)
+    return fitting[-1].batch_size if fitting else 0
+
+
+def _shape(search: _Search, count: int, shape: tuple[int, int, int, int], best: _Offers) -> tuple[bool, bool]:
+    """Try one (tp, cp, pp, vpp) shape over sharding and checkpointing: (whether anything fitted
+    without ZeRO-3 — whose gathers deeper pipelines may beat —, whether it is *settled*: the lightest checkpointing reached the largest micro-batch the global
+    batch allows without ZeRO-3). A heavier stage or level is tried only while the lighter ones
+    fall short of that micro-batch."""
+    tp, cp, pp, _ = shape
+    dp = count // (tp * cp * pp)
+    ceiling = min(max(_micro_batches(search, dp), default=0), max(1, SETTLED_MICRO_TOKENS // search.seq))
+    fitted = settled = False
+    reached: dict[str, int] = {}  # the largest micro-batch each checkpointing level fitted so far
+    for zero in _zeros(search.template, pp, dp * cp):
+        first = 0
+        for i, rec in enumerate(_recomputes(search.template)):
+            above = max([reached.get(r, 0) for r in _recomputes(search.template)[: i + 1]])
+            laid = _laid_out(search.template, count, shape, zero, rec)
+            largest = _largest_micro(search, laid, best, above)
+            reached[rec] = max(reached.get(rec, 0), largest)
+            first = largest if i == 0 else first
+            fitted = fitted or (largest > 0 and zero != "zero3")
+            if largest >= ceiling > 0:
+                break
+        if first >= ceiling > 0:
+            settled = zero != "zero3"
+            break  # the lightest checkpointing reached the largest micro-batch: more sharding only costs
+    return fitted, settled
+
+
+def _stages(search: _Search, count: int, tp: int, cp: int, best: _Offers) -> None:
+    """Try the pipeline depths for (tp, cp), up to :data:`EXTRA_STAGES` beyond the first that fits
+    without ZeRO-3 (deeper pipelines only add bubble once the stages fit)."""
+    first_fit: int | None = None
+    for i, pp in enumerate(_pps(search.template, count // (tp * cp))):
+        if first_fit is not None and i > first_fit + EXTRA_STAGES:
+            break
+        if count // (tp * cp * pp) > search.sequences:
+            search.batch_blocked = count // (tp * cp * pp)
+            continue
+        results = [_shape(search, count, (tp, cp, pp, v), best) for v in _vpps(search.template, pp)]
+        if any(fitted for fitted, _ in results):
+            first_fit = i if first_fit is None else first_fit
+
+
+def _enumerate(search: _Search, count: int) -> _Enumerated:
+    offers = _Offers()
+    for tp in _tps(search.template, search.gpu, search.topology, count):
+        for cp in _cps(search.template, count // tp):
+            _stages(search, count, tp, cp, offers)
+    return _Enumerated(tuple(offers.items), search.smallest_need, search.batch_blocked)
+
+
+def _training(search: _Search, count: int) -> LayoutChoice | LayoutFailure:
+    topology = search.topology
+    key = (search.key, search.sequences, search.gpu.memory_gib, search.gpu.nvlink_domain, search.headroom, count,
+           topology.gpus_per_instance, topology.interconnect)  # fmt: skip
+    found = search.cache.get("offers", key, lambda: _enumerate(search, count))
+    search.smallest_need, search.batch_blocked = found.need, found.blocked
+    best: tuple[float, Layout, ResolvedWorkload] | None = None
+    for rw in found.offers:
+        score, layout = _score(search, rw)
+        if score <= 0:
+            search.unpriced += 1
+        elif best is None or score > best[0]:
+            best = (score, layout, rw)
+    if best is None:
+        return _failure(search, count)
+    memory = search.cache.get("estimates", (search.key, best[1]), lambda: estimate_memory(best[2]))
+    return LayoutChoice(workload=best[2], layout=best[1], memory=memory, score=best[0])
+
+
+def _failure(search: _Search, count: int) -> LayoutFailure:
+    capacity = search.gpu.memory_gib
+    if search.unpriced:
+        return LayoutFailure(
+            reason="network",
+            detail=f"{count} GPU(s) span instances that have no network to synchronise over",
+            field="network",
+        )
+    if math.isfinite(search.smallest_need):
+        room = f" (memory_headroom {search.headroom:.0%})" if search.headroom > 0 else ""
+        return LayoutFailure(
+            reason="memory",
+            detail=(
+                f"needs {search.smallest_need:,.1f} GiB per GPU in the best layout on {count} GPU(s); "
+                f"has {capacity:g} GiB{room}"
+            ),
+            field="gpu",
+            need_gib=search.smallest_need,
+        )
+    return LayoutFailure(
+        reason="global_batch",
+        detail=(
+            f"{count} GPU(s) cannot meet the {search.basis} without exceeding it: every layout has more "
+            f"data-parallel ranks than the {search.sequences:,} sequences of a step"
+        ),
+        field="global_batch_tokens",
+    )
+
+
+def _inference(search: _Search, count: int) -> LayoutChoice | LayoutFailure:
+    for tp in _tps(search.template, search.gpu, search.topology, count):
+        rw = _laid_out(search.template, count, (tp, 1, 1, 1), "none", "none")
+        if search.fits(rw):
+            layout = Layout(tp=tp, pp=1, vpp=1, cp=1, dp=count // tp, zero="none",
+                            micro_batch=rw.batch_size, gradient_accumulation=1, recompute="none",
+                            global_batch_tokens=0)  # fmt: skip
+            return LayoutChoice(workload=rw, layout=layout, memory=estimate_memory(rw), score=0.0)
+    return _failure(search, count)
+
+
+def search_layout(
+    template: ResolvedWorkload,
+    gpu: GpuSpec,
+    gpu_count: int,
+    topology: Topology,
+    index: ProfileIndex | None,
+    *,
+    cache: LayoutCache | None = None,
+    memory_headroom: float = 0.0,
+    exclude: frozenset[int] = frozenset(),
+) -> LayoutChoice | LayoutFailure:
+    """The fastest layout of ``template`` on ``gpu_count`` × ``gpu`` placed as ``topology`` says that
+    fits every rank within ``memory_headroom`` and meets the global batch, or why none does (module
+    docstring). Fields in ``template.stated`` are held. Raises :class:`~solver.errors.InvalidWorkload`
+    for a count that cannot hold a stated layout."""
+    if gpu_count < 1:
+        raise InvalidWorkload("gpu_count", f"must be at least 1, got {gpu_count}")
+    cache = cache if cache is not None else LayoutCache()
+    search = _Search(template, gpu, topology, index, cache, memory_headroom, exclude)
+    network = topology.network if gpu_count > topology.gpus_per_instance else None  # one instance: unused
+    key = (search.key, gpu.gpu_id, gpu.memory_gib, gpu_count, topology.gpus_per_instance, topology.interconnect,
+           network, memory_headroom, exclude, id(index))  # fmt: skip
+    if template.is_inference:
+        return cache.get("choices", key, lambda: _inference(search, gpu_count))
+    return cache.get("choices", key, lambda: _training(search, gpu_count))

@@ -1,0 +1,138 @@
+"""The layout search: every layout it answers fits the memory model and meets the global batch."""
+
+from __future__ import annotations
+
+import functools
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from service.db.seed_files import read_seed_catalog
+from solver.catalog.gpus import GpuSpec
+from solver.memory.peak import estimate_memory
+from solver.spec.workload import ResolvedWorkload, Workload, resolve_workload
+from solver.throughput.calibration import ProfileIndex
+from solver.throughput.estimate import class_seconds_per_unit, default_topology
+from solver.throughput.global_batch import MIN_BATCH_SHARE
+from solver.throughput.layout_search import LayoutCache, LayoutChoice, LayoutFailure, search_layout
+
+
+@functools.cache
+def _catalog() -> tuple[ProfileIndex, dict[str, GpuSpec]]:
+    catalog = read_seed_catalog()
+    gpus = {gpu.gpu_id: gpu for gpu in catalog.gpus}
+    return ProfileIndex(catalog.profiles.items, gpus), gpus
+
+
+CACHE = LayoutCache()
+
+
+def _job(**fields: object) -> ResolvedWorkload:
+    base: dict[str, object] = {"kind": "train", "model": {"name": "Llama 3 8B"}, "seq_len": 4096}
+    return resolve_workload(msgspec.convert({**base, **fields}, Workload))
+
+
+def _search(
+    job: ResolvedWorkload, gpu_id: str, count: int, headroom: float = 0.0
+) -> LayoutChoice | LayoutFailure:
+    index, gpus = _catalog()
+    gpu = gpus[gpu_id]
+    topology = default_topology(gpu, count, "nvswitch" if gpu.nvlink_domain > 1 else "pcie")
+    return search_layout(job, gpu, count, topology, index, cache=CACHE, memory_headroom=headroom)
+
+
+MODELS = ["Llama 3.2 1B", "Llama 3 8B", "Llama 3 70B", "Mistral 7B", "Qwen2.5-14B"]
+GPUS = ["h100-sxm", "a100-80gb-sxm", "a100-40gb-sxm", "l40s", "rtx-4090", "b200", "h200-sxm"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    model=st.sampled_from(MODELS),
+    gpu_id=st.sampled_from(GPUS),
+    count=st.sampled_from([1, 2, 8, 16, 64, 256, 1024]),
+    seq=st.sampled_from([2048, 4096, 8192]),
+    kind=st.sampled_from(["train", "fine_tune"]),
+    headroom=st.sampled_from([0.0, 0.1]),
+    batch=st.sampled_from([None, 64, 512]),
+)
+def test_every_answered_layout_fits_the_memory_model(
+    model: str, gpu_id: str, count: int, seq: int, kind: str, headroom: float, batch: int | None
+) -> None:
+    job = _job(model={"name": model}, seq_len=seq, kind=kind, batch_size=batch)
+    found = _search(job, gpu_id, count, headroom)
+    if isinstance(found, LayoutFailure):
+        assert found.reason in ("memory", "global_batch") and found.detail
+        return
+    _, gpus = _catalog()
+    capacity = gpus[gpu_id].memory_gib
+    rw, layout = found.workload, found.layout
+    memory = estimate_memory(rw)  # the full memory model of the answered layout, every rank
+    assert memory.per_gpu_gib <= (1 - headroom) * capacity + 1e-9
+    if headroom:
+        assert memory.band.high_gib <= capacity + 1e-9
+    assert layout.tp * layout.pp * layout.cp * layout.dp == count
+    assert layout.tp <= min(8, gpus[gpu_id].nvlink_domain) or layout.tp == 1
+    tokens = layout.dp * layout.micro_batch * layout.gradient_accumulation * seq
+    assert tokens == layout.global_batch_tokens
+    target = (batch * seq) if batch else None
+    if target is not None:
+        assert MIN_BATCH_SHARE * target - seq < tokens <= target  # met without exceeding it
+
+
+def test_a_405b_model_on_thousands_of_gpus_gets_pipeline_stages_that_fit() -> None:
+    job = _job(model={"name": "Llama 3.1 405B"}, seq_len=8192)
+    found = _search(job, "h100-sxm", 4096)
+    assert isinstance(found, LayoutChoice), found
+    assert found.layout.pp > 1 and found.layout.tp == 8
+    assert estimate_memory(found.workload).per_gpu_gib <= 80
+
+
+def test_a_count_whose_ranks_exceed_the_global_batch_is_rejected_for_it() -> None:
+    job = _job(model={"name": "Llama 3.2 1B"}, global_batch_tokens=4096)  # one sequence per step
+    assert isinstance(_search(job, "h100-sxm", 8), LayoutChoice)  # tp 8: one data-parallel rank
+    found = _search(job, "h100-sxm", 256)  # at most tp 8 × pp 16 (its layers): 2 ranks
+    assert isinstance(found, LayoutFailure) and found.reason == "global_batch"
+    assert "1 sequences" in found.detail and found.field == "global_batch_tokens"
+
+
+def test_stated_fields_are_held() -> None:
+    job = _job(tp=2, micro_batch=2, gpu_count=16)
+    found = _search(job, "h100-sxm", 16)
+    assert isinstance(found, LayoutChoice)
+    assert found.layout.tp == 2 and found.layout.micro_batch == 2
+
+
+def test_headroom_is_traded_for_memory_before_the_edge() -> None:
+    job = _job(model={"name": "Llama 3 8B"}, seq_len=8192)
+    tight = _search(job, "h100-sxm", 8)
+    roomy = _search(job, "h100-sxm", 8, headroom=0.3)
+    assert isinstance(tight, LayoutChoice) and isinstance(roomy, LayoutChoice)
+    assert roomy.memory.per_gpu_gib <= 0.7 * 80 < 80
+    assert roomy.score <= tight.score
+
+
+def test_a_24gb_card_takes_a_small_micro_batch_for_a_1b_pretrain() -> None:
+    """The micro-batch is the search's: a 1B pretrain fits 24 GiB cards at a micro-batch that fits."""
+    found = _search(_job(model={"name": "Llama 3.2 1B"}, seq_len=2048, batch_size=256), "rtx-4090", 8)
+    assert isinstance(found, LayoutChoice), found
+    assert found.memory.per_gpu_gib <= 24
+
+
+@pytest.mark.parametrize("count", [8, 64])
+def test_the_cache_answers_the_same_choice(count: int) -> None:
+    job = _job()
+    first = _search(job, "h100-sxm", count)
+    again = _search(job, "h100-sxm", count)
+    assert first is again
+
+
+def test_more_checkpointing_costs_more_time_per_token() -> None:
+    """Recompute, the last parallel-layout dimension: each level recomputes more of the forward pass."""
+    index, gpus = _catalog()
+    seconds = [
+        class_seconds_per_unit(_job(recompute=level, micro_batch=2), gpus["h100-sxm"], index)
+        for level in ("none", "selective", "full")
+    ]
+    assert seconds == sorted(seconds) and seconds[0] < seconds[-1]
