@@ -100,6 +100,7 @@ class JobPlans:
             job=inputs.spec.terms,
             pre_rejections=inputs.supplies.rejections,
             time_limit_s=self.settings.time_limit_s,
+            memory_headroom=inputs.request.constraints.memory_headroom,
         )
 
     def render(

@@ -16,7 +16,7 @@ _TOP: Final = (
     "kind", "method", "precision", "tokens", "samples", "epochs", "seq_len", "batch_size", "output_len",
     "acquisition", "objective",
 )  # fmt: skip
-_LIMITS: Final = ("deadline_hours", "budget_usd", "max_gpus")
+_LIMITS: Final = ("deadline_hours", "budget_usd", "max_gpus", "memory_headroom")
 PLAN_FIELDS: Final = ("model", *_TOP, *_LIMITS, "spot", "gpus")
 """Every query parameter the plan page reads."""
 

@@ -32,6 +32,7 @@ from solver.catalog.precisions import (
     precision_refusal,
 )
 from solver.catalog.profiles import MeasuredProfile, ServingProfile
+from solver.catalog.stacks import STACK_PARALLELISM, StackParallelism, stack_parallelism
 
 __all__ = [
     "ARCHITECTURES",
@@ -41,6 +42,7 @@ __all__ = [
     "INTERCONNECT_RANK",
     "NETWORK_CLASSES",
     "NODE_GPUS",
+    "STACK_PARALLELISM",
     "FabricTraits",
     "Format",
     "GpuSpec",
@@ -54,6 +56,7 @@ __all__ = [
     "PrecisionClass",
     "ServingProfile",
     "SliceSpec",
+    "StackParallelism",
     "achievable_gbps",
     "active_params",
     "class_formats",
@@ -69,4 +72,5 @@ __all__ = [
     "slice_spec",
     "slices_of",
     "spans_instances",
+    "stack_parallelism",
 ]

@@ -25,6 +25,7 @@ from solver.spec.workload import JobFields, WorkloadKind
 __all__ = [
     "DEFAULT_FLEET_HOURS",
     "DEFAULT_MAX_GPUS",
+    "DEFAULT_MEMORY_HEADROOM",
     "PLAN_REQUEST_KINDS",
     "Acquisition",
     "BatchInferencePlan",
@@ -41,6 +42,11 @@ __all__ = [
 
 DEFAULT_MAX_GPUS = 64
 """GPUs a plan may use when ``constraints.max_gpus`` is not given."""
+
+DEFAULT_MEMORY_HEADROOM = 0.10
+"""Share of each GPU's memory a plan leaves free when ``constraints.memory_headroom`` is not given:
+allocator fragmentation, a longer batch, a library upgrade or a profiler can each add a few GiB, and a
+run at 97 % of memory is one such change from an out-of-memory crash."""
 
 DEFAULT_FLEET_HOURS = 730.0
 """How long a serving fleet runs when ``hours`` is not given: one month (8,760 h / 12)."""
@@ -69,6 +75,19 @@ class PlanConstraints(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     ) = None
     ecc: Annotated[bool, Meta(description="true: only GPUs with ECC memory.")] | None = None
     spot: Annotated[bool, Meta(description="Allow spot (interruptible) prices.")] = False
+    memory_headroom: Annotated[
+        float,
+        Meta(
+            ge=0,
+            le=0.5,
+            description=(
+                "Share of each GPU's memory the plan leaves free (default "
+                f"{DEFAULT_MEMORY_HEADROOM:g}): every rank's estimated peak stays within "
+                "(1 - memory_headroom) of the GPU's memory and, above 0, the high end of the memory "
+                "estimate's band within the whole memory. 0 accepts layouts at the edge."
+            ),
+        ),
+    ] = DEFAULT_MEMORY_HEADROOM
 
 
 class PlanBase(JobFields, tag_field="kind", forbid_unknown_fields=True, kw_only=True):

@@ -10,7 +10,9 @@ Training (:func:`search_layout`) enumerates, holding whatever the workload state
   stage counts beyond the first that fits;
 - data parallelism ``dp`` (the rest) with ZeRO stage 0–3 (ZeRO-3 without pipeline stages);
 - activation checkpointing none, selective, full;
-- the micro-batch: powers of two up to the rank's share of the global batch.
+- the micro-batch: powers of two up to the rank's share of the global batch;
+- only the model parallelism the workload's ``stack`` provides (:mod:`solver.catalog.stacks`: the
+  standard Transformers + PEFT stack is data-parallel only, with ZeRO/FSDP).
 
 A layout counts when its global batch ``dp × micro_batch × accumulation`` reaches the target
 (:mod:`solver.throughput.global_batch`) within :data:`~solver.throughput.global_batch.MIN_BATCH_SHARE`
@@ -35,6 +37,7 @@ from typing import Final, Literal, NamedTuple
 import msgspec
 
 from solver.catalog.gpus import INTERCONNECT_RANK, GpuSpec
+from solver.catalog.stacks import stack_parallelism
 from solver.errors import InvalidWorkload
 from solver.memory.peak import MemoryEstimate, estimate_memory, lora_params, rank_peak_gib
 from solver.spec.workload import RECOMPUTE_CHOICES, Recompute, ResolvedWorkload, Sharding
@@ -162,7 +165,7 @@ def _powers(limit: int) -> Iterator[int]:
 def _tps(rw: ResolvedWorkload, gpu: GpuSpec, topology: Topology, count: int) -> list[int]:
     if "tp" in rw.stated:
         return [rw.tp]
-    if not rw.arch.is_transformer:
+    if not rw.arch.is_transformer or not (rw.is_inference or stack_parallelism(rw.stack).tensor):
         return [1]
     domain = _domain(gpu, topology)
     return [t for t in _powers(domain) if count % t == 0 and rw.arch.attention_heads % t == 0]
@@ -171,7 +174,7 @@ def _tps(rw: ResolvedWorkload, gpu: GpuSpec, topology: Topology, count: int) -> 
 def _cps(rw: ResolvedWorkload, rest: int) -> list[int]:
     if "cp" in rw.stated:
         return [rw.cp]
-    if rw.is_inference or not rw.arch.is_transformer:
+    if rw.is_inference or not rw.arch.is_transformer or not stack_parallelism(rw.stack).context:
         return [1]
     return [c for c in _powers(min(rest, 64)) if (rest % c == 0 and rw.seq_len % c == 0 and rw.seq_len // c >= 4096)
             or c == 1]  # fmt: skip
@@ -180,7 +183,7 @@ def _cps(rw: ResolvedWorkload, rest: int) -> list[int]:
 def _pps(rw: ResolvedWorkload, rest: int) -> list[int]:
     if "pp" in rw.stated:
         return [rw.pp] if rest % rw.pp == 0 else []
-    if rw.is_inference or not rw.arch.is_transformer:
+    if rw.is_inference or not rw.arch.is_transformer or not stack_parallelism(rw.stack).pipeline:
         return [1]
     limit = min(rest, rw.arch.layers, 256)
     return [p for p in range(1, limit + 1) if rest % p == 0 and (p <= 16 or p & (p - 1) == 0)]
@@ -454,7 +457,12 @@ def _failure(search: _Search, count: int) -> LayoutFailure:
             field="network",
         )
     if math.isfinite(search.smallest_need):
-        room = f" (memory_headroom {search.headroom:.0%})" if search.headroom > 0 else ""
+        room = (
+            f" (memory_headroom {search.headroom:.0%}: the peak within {(1 - search.headroom) * capacity:,.1f} "
+            f"GiB and the high end of its band within {capacity:g} GiB)"
+            if search.headroom > 0
+            else ""
+        )
         return LayoutFailure(
             reason="memory",
             detail=(

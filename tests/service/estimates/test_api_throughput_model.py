@@ -63,7 +63,7 @@ def test_catalog_gpu_ids_used_below_exist(client: Client) -> None:
             "kind": "fine_tune",
             "model": {"name": "Llama 3.1 70B"},
             "gpu": "h100-sxm",
-            "gpu_count": 16,
+            "gpu_count": 32,  # the fine-tuning stack shards (ZeRO-3) but has no tensor parallelism
         },
     ],
 )

@@ -38,6 +38,8 @@ FULL_70B_ON_H100 = {
 PLANS = {
     "lora_8b": LORA_8B,
     "lora_8b_one_gpu": LORA_8B | {"constraints": {"max_gpus": 1}},
+    # without headroom the planner may take a layout whose memory band runs past the card
+    "lora_8b_at_the_edge": LORA_8B | {"constraints": {"memory_headroom": 0}},
     # lambda rents single instances linked by 10 Gbit/s ethernet only: a 2-hour deadline needs many of them
     "lora_8b_lambda_fast": LORA_8B | {"constraints": {"providers": ["lambda"], "deadline_hours": 2}},
     "full_70b_h100": FULL_70B_ON_H100,

@@ -91,6 +91,8 @@ def test_objective_time_is_fastest(client: Client) -> None:
 def test_filters_are_respected(client: Client) -> None:
     body = {
         **LORA_8B,
+        # 8-GPU instances: the fine-tuning stack is data-parallel only, so a step needs 8+ sequences
+        "batch_size": 64,
         "constraints": {"providers": ["lambda", "aws"], "gpus": ["A100"], "interconnect": "nvswitch"},
     }
     plan = create(client, body).json()

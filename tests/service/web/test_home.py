@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from litestar.testing import TestClient
@@ -35,3 +36,21 @@ def test_the_home_page_shows_each_scheduled_source_and_its_last_refresh(tmp_path
 def test_without_sources_the_home_page_says_how_to_schedule_them(client: TestClient) -> None:  # type: ignore[type-arg]
     home = client.get("/")
     assert "No scheduled sources" in home.text and "seed" in home.text
+
+
+def _total_cost(page: str) -> float:
+    found = re.search(r'id="total-cost"[^>]*>\$([\d,.]+)<', page)
+    assert found is not None, page[:500]
+    return float(found.group(1).replace(",", ""))
+
+
+def test_the_plan_page_takes_the_memory_headroom_and_names_it_when_out_of_range(client: TestClient) -> None:  # type: ignore[type-arg]
+    query = {"model": "Llama 3.1 8B", "kind": "fine_tune", "method": "lora", "tokens": "2000000000"}
+    edge = client.get("/plan", params={**query, "memory_headroom": "0"})
+    default = client.get("/plan", params=query)
+    assert edge.status_code == default.status_code == 200
+    assert 'name="memory_headroom"' in default.text
+    # headroom costs: the default plan takes a smaller micro-batch than the one at the edge of memory
+    assert _total_cost(edge.text) < _total_cost(default.text)
+    refused = client.get("/plan", params={**query, "memory_headroom": "0.9"})
+    assert 'aria-invalid="true"' in refused.text and "memory_headroom" in refused.text

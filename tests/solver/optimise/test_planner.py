@@ -276,7 +276,9 @@ def test_ecc_and_interconnect_filters() -> None:
     assert ecc.choice.supply.gpu_id == "small"
     req = request(10**9)
     strict = msgspec.structs.replace(req, constraints=PlanConstraints(ecc=True, interconnect="nvswitch"))
-    result = plan(strict, JOB, supplies, GPUS, throughput, seq_len=1024)
+    # The standard (fine-tuning) stack is data-parallel only: an 8-GPU instance needs 8 sequences a step.
+    job = msgspec.structs.replace(JOB, batch_size=8)
+    result = plan(strict, job, supplies, GPUS, throughput, seq_len=1024)
     assert result.choice.supply.gpu_id == "big"
     assert ("ecc", "no ECC memory") in [(r.reason, r.detail) for r in result.rejected["small"]]
 

@@ -136,3 +136,28 @@ def test_more_checkpointing_costs_more_time_per_token() -> None:
         for level in ("none", "selective", "full")
     ]
     assert seconds == sorted(seconds) and seconds[0] < seconds[-1]
+
+
+@pytest.mark.parametrize(
+    ("gpu_id", "count"), [("h100-sxm", 2), ("h100-sxm", 8), ("l40s", 4), ("a100-40gb-sxm", 8)]
+)
+def test_the_standard_stack_lays_out_data_parallel_only(gpu_id: str, count: int) -> None:
+    """Transformers + PEFT has no tensor-, pipeline- or context-parallel training path: a QLoRA of a
+    70B is sharded (FSDP-QLoRA) or refused, never tensor parallel (solver.catalog.stacks)."""
+    qlora = _job(
+        model={"name": "Llama 3 70B"}, kind="fine_tune", method="qlora", precision="nf4", seq_len=8192
+    )
+    assert qlora.stack == "standard"
+    found = _search(qlora, gpu_id, count)
+    if isinstance(found, LayoutChoice):
+        assert (found.layout.tp, found.layout.pp, found.layout.cp) == (1, 1, 1)
+        assert found.layout.dp == count
+    optimized = _search(msgspec.structs.replace(qlora, stack="optimized"), "h100-sxm", 8)
+    assert isinstance(optimized, LayoutChoice)
+
+
+def test_the_optimized_stack_still_uses_model_parallelism_where_it_pays() -> None:
+    job = _job(model={"name": "Llama 3 70B"}, seq_len=8192)
+    found = _search(job, "h100-sxm", 64)
+    assert isinstance(found, LayoutChoice)
+    assert found.layout.tp * found.layout.pp * found.layout.cp > 1
