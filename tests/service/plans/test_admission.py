@@ -16,7 +16,7 @@ from litestar.testing import TestClient
 from service.app import create_app
 from service.db.store import Store
 from service.errors import Overloaded
-from service.plans.admission import PLAN_CONCURRENCY, PlanQueue, _SweepingRateLimit
+from service.plans.admission import PLAN_CONCURRENCY, PlanQueue, _SharedRateLimit, _SweepingRateLimit
 from service.settings import Settings
 from tests.perf.workloads import PLAN_BODIES
 
@@ -78,14 +78,31 @@ def _windows(app: Any, store: Store) -> int:
     return len(entries._store)
 
 
-def test_entries_of_clients_gone_quiet_are_swept(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+def _sweeps_held(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Sweeps on every request, but only once the returned event is set: a plan that takes over a
+    second on a loaded machine would otherwise see the first window swept before it is counted."""
+    allowed = threading.Event()
+    for middleware in (_SweepingRateLimit, _SharedRateLimit):
+        original = middleware.sweep
+
+        async def gated(self: Any, store: Any, _original: Any = original) -> None:
+            if allowed.is_set():
+                await _original(self, store)
+
+        monkeypatch.setattr(middleware, "sweep", gated)
     monkeypatch.setattr(_SweepingRateLimit, "sweep_every_s", 0.0)
+    return allowed
+
+
+def test_entries_of_clients_gone_quiet_are_swept(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    sweeps = _sweeps_held(monkeypatch)
     app = create_app(Settings(db_path=":memory:", plan_rate=("second", 5)), store=store)
     with TestClient(_from_address(app)) as client:
         for host in ("10.0.0.1", "10.0.0.2"):
             response = client.post("/v1/plans", json=PLAN_BODIES[0], headers={"X-Test-Client": host})
             assert response.status_code == 201
         assert _windows(app, store) == 2
+        sweeps.set()
         time.sleep(2.2)  # both entries' one-second windows are over (the database counts whole seconds)
         assert client.get("/health").status_code == 200  # any request sweeps
         assert _windows(app, store) == 0

@@ -114,7 +114,10 @@ def test_the_source_is_fetched_once_per_interval_not_once_per_replica(replicas: 
     gaps = [later - earlier for earlier, later in itertools.pairwise(fetched)]
     # three replicas each fetching on their own schedule would fetch about 12 times, some together
     assert window_s / INTERVAL_S - 1 <= len(fetched) <= window_s / (RECENT_FRACTION * INTERVAL_S) + 1, fetched
-    assert all(gap > RECENT_FRACTION * INTERVAL_S - 0.3 for gap in gaps), gaps
+    # a gap is measured when the source sees each fetch, not when its run started (the rule's clock):
+    # on a loaded machine one run's request can arrive most of a second late, shortening the gap after
+    # it; three independent schedules would leave gaps of ~0.7 s on average and some near 0
+    assert all(gap > RECENT_FRACTION * INTERVAL_S - 0.8 for gap in gaps), gaps
     ran_by = _rows(replicas.db, "SELECT DISTINCT replica FROM refresh_runs WHERE source = 'live'")
     pids = {int(str(r[0]).rsplit(":", 1)[1]) for r in ran_by}
     assert pids <= {p.pid for p in replicas.processes}
