@@ -14,6 +14,7 @@ job's batch, ``network`` when the instances cannot talk to each other at all).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Final, Literal
 
@@ -142,27 +143,38 @@ class Enumeration(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class _Rejections:
-    """The most telling rejection per (GPU type, reason): the one that tried the most GPUs, the first
-    found on a tie. A detail is formatted only when it is kept (most are not)."""
+    """The most telling rejection per (GPU type, reason): the one with the least ``rank`` — how close
+    that configuration came (the fastest past a deadline, the cheapest over a budget, the least memory
+    needed, the fewest GPUs that fail on the batch or the network) — the first found on a tie. A
+    detail is formatted only when it is kept (most are not)."""
 
     def __init__(self) -> None:
-        self._kept: dict[tuple[str, RejectionReason], Rejection] = {}
+        self._kept: dict[tuple[str, RejectionReason], tuple[float, Rejection]] = {}
 
     def add(
-        self, supply: Supply, reason: RejectionReason, gpu_count: int, detail: str, *args: object
+        self,
+        supply: Supply,
+        reason: RejectionReason,
+        gpu_count: int,
+        detail: str,
+        *args: object,
+        rank: float | None = None,
     ) -> None:
+        """Record a rejection; ``rank`` defaults to ``gpu_count`` (the fewest GPUs that fail)."""
+        rank = float(gpu_count) if rank is None else rank
         held = self._kept.get((supply.gpu_id, reason))
-        if held is None or gpu_count > held.gpu_count:
-            self._kept[supply.gpu_id, reason] = Rejection(
+        if held is None or rank < held[0]:
+            rejection = Rejection(
                 gpu_id=supply.gpu_id,
                 reason=reason,
                 detail=detail.format(*args) if args else detail,
                 supply_id=supply.supply_id,
                 gpu_count=gpu_count,
             )
+            self._kept[supply.gpu_id, reason] = (rank, rejection)
 
     def kept(self) -> list[Rejection]:
-        return list(self._kept.values())
+        return [rejection for _, rejection in self._kept.values()]
 
 
 def _candidate(
@@ -244,7 +256,9 @@ class _Enumerator:
             self.told.add(shape)
             for step in table.failed:
                 assert step.rejection is not None
-                self.rejections.add(supply, step.rejection[0], step.gpu_count, "{}", step.rejection[1])
+                reason, detail = step.rejection
+                rank = step.need_gib if reason == "memory" else None
+                self.rejections.add(supply, reason, step.gpu_count, "{}", detail, rank=rank)
         seller = (supply.gpu_id, supply.provider or supply.acquisition)
         self.grid.add(table.hours, table.units, table.gpu_counts, price=supply.usd_per_unit_hour,
                       increment_s=supply.billing_increment_s, group=self.groups.setdefault(seller, len(self.groups)),
@@ -257,22 +271,35 @@ class _Enumerator:
         return supply, steps[row - self.grid.starts[position]]
 
 
+def _seller(supply: Supply) -> str:
+    return supply.provider or "owned"
+
+
 def _limit_rejections(
     found: _Enumerator, picked: Selection, deadline_hours: float | None, budget_usd: float | None
 ) -> None:
-    """A rejection for each configuration only the deadline or the budget ruled out."""
+    """For each GPU type only the deadline or the budget ruled out: the configuration that came closest
+    (the fastest, the cheapest), in the hours and dollars a plan restricted to that GPU would show,
+    and the limit that would admit it."""
     charges = picked.charges
     for i in picked.deadline_rejections:
         assert charges is not None
         supply, step = found.at(i)
         found.rejections.add(supply, "deadline", step.gpu_count,
-                             "{} GPU(s) need {:,.1f} h ({:.0%} confidence), over the {:g} h deadline",
-                             step.gpu_count, charges.deadline_hours[i], DEADLINE_CONFIDENCE, deadline_hours)  # fmt: skip
+                             "the fastest configuration tried, {} GPU(s) on {}, needs {:,.1f} h ({:,.1f} h at "
+                             "{:.0%} confidence), over the {:g} h deadline; a deadline of {:,.0f} h or a "
+                             "larger max_gpus would admit it",
+                             step.gpu_count, _seller(supply), charges.wall_hours[i], charges.deadline_hours[i],
+                             DEADLINE_CONFIDENCE, deadline_hours, math.ceil(charges.deadline_hours[i]),
+                             rank=float(charges.wall_hours[i]))  # fmt: skip
     for i in picked.budget_rejections:
         assert charges is not None
         supply, step = found.at(i)
-        found.rejections.add(supply, "budget", step.gpu_count, "{} GPU(s) cost ${:,.2f}, over the ${:,.2f} budget",
-                             step.gpu_count, charges.total_usd[i], budget_usd)  # fmt: skip
+        found.rejections.add(supply, "budget", step.gpu_count,
+                             "the cheapest configuration tried, {} GPU(s) on {}, costs ${:,.2f}, over the "
+                             "${:,.2f} budget; a budget of ${:,.0f} would admit it",
+                             step.gpu_count, _seller(supply), charges.total_usd[i], budget_usd,
+                             math.ceil(charges.total_usd[i]), rank=float(charges.total_usd[i]))  # fmt: skip
 
 
 def _context(

@@ -123,8 +123,8 @@ def select(
     return Selection(
         kept=_kept(np.flatnonzero(ok), wall, cost, per_row(grid.group, np.int64)),
         feasible=int(ok.sum()),
-        deadline_rejections=_most_telling(np.flatnonzero(late), counts, gpu),
-        budget_rejections=_most_telling(np.flatnonzero(dear), counts, gpu),
+        deadline_rejections=_most_telling(np.flatnonzero(late), wall, gpu),
+        budget_rejections=_most_telling(np.flatnonzero(dear), cost, gpu),
         charges=charges,
     )
 
@@ -136,11 +136,13 @@ def _first_per(keys: _Ints, order: _Ints) -> _Ints:
     return order[starts]
 
 
-def _most_telling(rows: _Ints, counts: _Ints, gpu: _Ints) -> list[int]:
-    """Per GPU type among ``rows``: the one with the most GPUs, the first found on a tie."""
+def _most_telling(rows: _Ints, closest: _Floats, gpu: _Ints) -> list[int]:
+    """Per GPU type among ``rows``: the one with the least ``closest`` (the fastest for a deadline, the
+    cheapest for a budget: what a plan restricted to that GPU would come closest with), the first
+    found on a tie."""
     if rows.size == 0:
         return []
-    order = rows[np.lexsort((rows, -counts[rows], gpu[rows]))]
+    order = rows[np.lexsort((rows, closest[rows], gpu[rows]))]
     return sorted(_first_per(gpu, order).tolist())
 
 

@@ -57,6 +57,8 @@ class ShapeStep(NamedTuple):
     choice: LayoutChoice | None
     rate: ThroughputEstimate | None
     rejection: tuple[RejectionReason, str] | None
+    need_gib: float = 0.0
+    """For a ``memory`` rejection: the least per-GPU memory any layout at this count needs."""
 
 
 class StepContext(NamedTuple):
@@ -70,8 +72,8 @@ class StepContext(NamedTuple):
     uses_host: bool
 
 
-def _failed(units: int, n: int, reason: RejectionReason, detail: str) -> ShapeStep:
-    return ShapeStep(units, n, None, None, (reason, detail))
+def _failed(units: int, n: int, reason: RejectionReason, detail: str, need_gib: float = 0.0) -> ShapeStep:
+    return ShapeStep(units, n, None, None, (reason, detail), need_gib)
 
 
 def _step(
@@ -85,7 +87,7 @@ def _step(
         return _failed(units, n, "memory", exc.message)
     if isinstance(found, LayoutFailure):
         reason: RejectionReason = "network" if found.reason == "network" else found.reason
-        return _failed(units, n, reason, found.detail)
+        return _failed(units, n, reason, found.detail, found.need_gib)
     if host is not None and context.uses_host and found.memory.host_ram_gib > host:
         detail = (f"needs {found.memory.host_ram_gib:,.1f} GiB of host memory per GPU (offloaded or paged "
                   f"state); the offer has {host:g} GiB per GPU")  # fmt: skip

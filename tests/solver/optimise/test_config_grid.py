@@ -25,23 +25,22 @@ def _reference(
 ) -> tuple[list[int], int, dict[int, int], dict[int, int]]:
     """The scalar loop: rows kept, feasible count, and per GPU the deadline and budget rejections."""
     rows: list[tuple[float, float, int, int]] = []  # cost, hours, index, group
-    late: dict[int, tuple[int, int]] = {}  # gpu -> (gpu count, index)
-    dear: dict[int, tuple[int, int]] = {}
+    late: dict[int, tuple[float, int]] = {}  # gpu -> (hours, index): the fastest past the deadline
+    dear: dict[int, tuple[float, int]] = {}  # gpu -> (cost, index): the cheapest over the budget
     i = -1
     for steps, price, increment, group, gpu in supplies:
         for units, hours in enumerate(steps, start=1):
             i += 1
             if hours is None:
                 continue
-            count = units * 2
             if deadline is not None and hours > deadline:
-                if gpu not in late or count > late[gpu][0]:
-                    late[gpu] = (count, i)
+                if gpu not in late or hours < late[gpu][0]:
+                    late[gpu] = (hours, i)
                 continue
             cost = price * units * _billable(hours, increment)
             if budget is not None and cost > budget:
-                if gpu not in dear or count > dear[gpu][0]:
-                    dear[gpu] = (count, i)
+                if gpu not in dear or cost < dear[gpu][0]:
+                    dear[gpu] = (cost, i)
                 continue
             rows.append((cost, hours, i, group))
     keep: set[int] = set()
