@@ -32,6 +32,14 @@ from solver.catalog.precisions import (
     precision_refusal,
 )
 from solver.catalog.profiles import MeasuredProfile, ServingProfile
+from solver.catalog.providers import (
+    OWNED_PROVIDER,
+    PROVIDER_CLASS_OF,
+    PROVIDER_CLASSES,
+    UNKNOWN_PROVIDER_CLASS,
+    ProviderClass,
+    provider_class,
+)
 
 __all__ = [
     "ARCHITECTURES",
@@ -41,6 +49,10 @@ __all__ = [
     "INTERCONNECT_RANK",
     "NETWORK_CLASSES",
     "NODE_GPUS",
+    "OWNED_PROVIDER",
+    "PROVIDER_CLASSES",
+    "PROVIDER_CLASS_OF",
+    "UNKNOWN_PROVIDER_CLASS",
     "FabricTraits",
     "Format",
     "GpuSpec",
@@ -52,6 +64,7 @@ __all__ = [
     "Network",
     "NetworkClass",
     "PrecisionClass",
+    "ProviderClass",
     "ServingProfile",
     "SliceSpec",
     "achievable_gbps",
@@ -65,6 +78,7 @@ __all__ = [
     "normalise_name",
     "parent_gpus_for",
     "precision_refusal",
+    "provider_class",
     "slice_id",
     "slice_spec",
     "slices_of",
