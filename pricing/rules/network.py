@@ -32,14 +32,34 @@ its numbers come from; ``gbps`` counts only the NICs GPU collectives use (see ``
    (docs.vast.ai "multi-node training using torch + NCCL").
 8. **runpod** — ``ethernet`` at 0.1 Gbit/s: Global Networking links an account's pods at 100 Mbit/s
    (docs.runpod.io ``pods/networking``); Instant Clusters are a separate product.
-9. **everything else** (lambda, verda, hyperstack, the marketplaces and aggregators: shadeform,
-   primeintellect, spheron, daytona, lium, jarvislabs, cudo, seeweb, yotta, hyperbolic, and any
-   unknown provider or type) — ``ethernet`` at the conservative default of 10 Gbit/s. These offers are
-   single VMs or containers; where a provider sells a fabric (Lambda 1-Click Clusters, Verda Instant
-   Clusters, RunPod Instant Clusters) it is a different product, not the catalog's instance type. 10
-   Gbit/s is the smallest NIC a current GPU server ships with and what a VM behind a shared uplink
-   can count on; nothing better is documented for these types. A sheet that knows better says so in
-   ``network_class`` / ``network_gbps``.
+9. **everything else**, by the provider's class in the table shared with the reliability rule
+   (``solver.provider_class``; a provider it does not list is a marketplace):
+
+   * **hyperscaler** (aws, gcp, azure, oci types the tables above do not list) — ``ethernet`` at the
+     conservative default of 10 Gbit/s: every VM sits in the account's VPC (AWS, Google Cloud, Azure and
+     OCI VPC/VNet docs), but no rate is documented for the type. 10 Gbit/s is the smallest NIC a current
+     GPU server ships with and what a VM behind a shared uplink can count on.
+   * **neoclouds that document a VPC** (nebius presets outside rule 5: docs.nebius.com VPC networks and
+     subnets; coreweave boards outside rule 6: CoreWeave VPCs) — ``ethernet`` at 10 Gbit/s, as above.
+   * **other neoclouds** — ``none``: no network between two separately rented instances that GPU
+     collectives could use is documented in what was read. Lambda's InfiniBand belongs to 1-Click
+     Clusters and Verda's (ex DataCrunch) to Instant Clusters (docs.verda.com instant clusters: a
+     partitioned 400 Gb/s InfiniBand fabric between the cluster's worker nodes), each a separate product
+     from the catalog's on-demand instance types; Hyperstack's docs put an account's VMs in an
+     environment of one region (docs.hyperstack.cloud API quickstart) and state no network between them
+     or its rate; cudo, seeweb, jarvislabs and daytona document none either.
+   * **marketplace** (shadeform, primeintellect, spheron, lium, hyperbolic, yotta, and any unknown
+     provider) — ``none``: each rental is an independent container or VM on a host of another party, and
+     two rentals need not share a data centre, let alone a network. Shadeform is "an abstraction layer
+     over lots of cloud providers and data centers" (docs.shadeform.ai concepts); Prime Intellect a
+     compute exchange over other providers' GPUs (blocmates; its INTELLECT-1 run crossed nodes over the public
+     internet with DiLoCo, arXiv:2412.01152, not NCCL collectives); Spheron a decentralised compute
+     marketplace (Spheron blog); Lium a Bittensor subnet GPU marketplace (subnetalpha.ai); Hyperbolic a
+     GPU marketplace whose suppliers set their prices (docs.hyperbolic.xyz); Yotta provisionally a
+     marketplace (service/data/README-provider_costs.md).
+
+   A sheet that knows of a network between its instances states it in ``network_class`` /
+   ``network_gbps`` (an InfiniBand cluster sold through a marketplace, a provider's private LAN).
 """
 
 from __future__ import annotations
@@ -50,7 +70,7 @@ from typing import Final
 
 from pricing.cells import cell_float
 from pricing.errors import SheetRowError
-from solver import NETWORK_CLASSES, GpuSpec, Network, NetworkClass
+from solver import NETWORK_CLASSES, PROVIDER_CLASS_OF, GpuSpec, Network, NetworkClass, provider_class
 
 __all__ = [
     "CONSERVATIVE_ETHERNET_GBPS",
@@ -358,10 +378,51 @@ _PROVIDER_RULES: Final[dict[str, Callable[[str, GpuSpec, int, str], Network | No
     "runpod": _runpod,
 }
 
-_CLUSTER_PRODUCTS: Final[dict[str, str]] = {
-    "lambda": "Lambda's InfiniBand belongs to 1-Click Clusters, not on-demand instances",
-    "verda": "Verda's InfiniBand belongs to Instant Clusters, not single instances",
+_VPC_NEOCLOUDS: Final[dict[str, str]] = {
+    "nebius": "an account's VMs share a Nebius VPC network (docs.nebius.com VPC)",
+    "coreweave": "an account's instances share a CoreWeave VPC",
 }
+_NO_NETWORK: Final[dict[str, str]] = {
+    "lambda": "Lambda's InfiniBand belongs to 1-Click Clusters; no network between on-demand instances "
+    "is documented",
+    "verda": "Verda's InfiniBand belongs to Instant Clusters (docs.verda.com); no network between "
+    "single instances is documented",
+    "hyperstack": "Hyperstack's docs put an account's VMs in one region's environment and state no "
+    "network between them",
+    "shadeform": 'Shadeform is "an abstraction layer over lots of cloud providers and data centers" '
+    "(docs.shadeform.ai): two rentals may sit in different clouds",
+    "primeintellect": "Prime Intellect resells other providers' GPUs; its INTELLECT-1 run crossed nodes "
+    "over the public internet (arXiv:2412.01152)",
+}
+_CLASS_WHY: Final[dict[str, str]] = {
+    "neocloud": "no network between separately rented instances is documented for this provider",
+    "marketplace": "a marketplace rental is an independent container or VM on another party's host; "
+    "no network between two rentals is promised",
+    "owned": "an owned node in a price sheet states no network",
+}
+
+
+def _by_class(key: str, instance_type: str) -> Network:
+    """Rule 9: what a provider's class allows where no rule above knew the instance type."""
+    kind = provider_class(key)
+    where = f"{key or 'unknown provider'} {instance_type or '(no instance type)'}"
+    if kind == "hyperscaler" or key in _VPC_NEOCLOUDS:
+        why = _VPC_NEOCLOUDS.get(key, "every VM sits in the account's VPC")
+        return _net(
+            "ethernet",
+            CONSERVATIVE_ETHERNET_GBPS,
+            f"{where}: {why}; no rate documented for this type, ethernet at the conservative default of "
+            f"{CONSERVATIVE_ETHERNET_GBPS:g} Gbit/s",
+        )
+    label = kind if key in PROVIDER_CLASS_OF else f"unknown provider, taken as a {kind}"
+    why = _NO_NETWORK.get(key, _CLASS_WHY[kind])
+    return Network(
+        network_class="none",
+        gbps=0.0,
+        derived=True,
+        rule=f"derived: {where} ({label}): {why}; a sheet that knows of a network between its instances "
+        "states it in network_class",
+    )
 
 
 def derive_network(
@@ -379,13 +440,7 @@ def derive_network(
         found = rule(instance_type, gpu, gpus_per_instance, accelerator.strip())
         if found is not None:
             return found
-    why = _CLUSTER_PRODUCTS.get(key, "no inter-instance fabric documented for this instance type")
-    return _net(
-        "ethernet",
-        CONSERVATIVE_ETHERNET_GBPS,
-        f"{key or 'unknown provider'} {instance_type or '(no instance type)'}: {why}; ethernet at the "
-        f"conservative default of {CONSERVATIVE_ETHERNET_GBPS:g} Gbit/s",
-    )
+    return _by_class(key, instance_type)
 
 
 # Sheet override -----------------------------------------------------------------------------------------

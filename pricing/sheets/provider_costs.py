@@ -4,15 +4,20 @@ how its capacity behaves (start-up time, download and checkpoint-write rates, sp
 A provider-costs sheet (format ``provider_costs_csv``, versioned like the price sheets) has one row per
 provider with its class (``hyperscaler``, ``neocloud``, ``marketplace``, ``owned``) and the figures
 it publishes, and one row per class with provider ``*``: the cited defaults for every empty cell and
-for providers the sheet does not list (those take the ``neocloud`` defaults, and say so). Owned GPUs
-take the ``owned`` class row.
+for providers the sheet does not list (those take the defaults of their class in the shared table,
+``solver.provider_class``: a provider it does not know either is a ``marketplace``; the citation says
+so). Owned GPUs (``OWNED_PROVIDER``) take the ``owned`` class row.
+
+The sheet's class picks which default row fills a provider's gaps, nothing else. The class that the
+interruption rate and the network between instances depend on is the shared table's, so the two
+rules cannot disagree about a provider (the shipped sheet agrees with the table; a test checks it).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 import msgspec
 
@@ -22,9 +27,13 @@ from pricing.sheets.offers import SheetProblem, collect_rows
 from solver import (
     COMPUTE_ONLY_TERMS,
     DEFAULT_RESTART_MINUTES,
+    OWNED_PROVIDER,
+    PROVIDER_CLASSES,
     GpuSpec,
+    ProviderClass,
     SupplyTerms,
     interruption_rate,
+    provider_class,
 )
 
 __all__ = [
@@ -32,7 +41,6 @@ __all__ = [
     "COST_FIELDS",
     "OWNED_PROVIDER",
     "PROVIDER_CLASSES",
-    "UNLISTED_CLASS",
     "ParsedProviderCosts",
     "ProviderClass",
     "ProviderCost",
@@ -42,14 +50,8 @@ __all__ = [
     "terms_of",
 ]
 
-ProviderClass = Literal["hyperscaler", "neocloud", "marketplace", "owned"]
-PROVIDER_CLASSES: Final[tuple[ProviderClass, ...]] = ("hyperscaler", "neocloud", "marketplace", "owned")
 CLASS_DEFAULT: Final = "*"
 """The provider name of a class's default row."""
-OWNED_PROVIDER: Final = "owned"
-"""The provider name owned GPUs are resolved under (the ``owned`` class default)."""
-UNLISTED_CLASS: Final[ProviderClass] = "neocloud"
-"""The class a provider the sheet does not list is assumed to be."""
 
 COST_FIELDS: Final = (
     "storage_usd_per_gb_month",
@@ -147,7 +149,7 @@ class ResolvedCost(msgspec.Struct, frozen=True, kw_only=True):
 
     def supply_terms(self, gpu: GpuSpec, *, spot: bool) -> SupplyTerms:
         """The terms of a supply of this provider's ``gpu`` (spot: preemptions apply)."""
-        rate = interruption_rate(gpu.architecture)
+        rate = interruption_rate(gpu.architecture, provider_class(self.provider))
         v = self.values
         return SupplyTerms(
             startup_hours=v["startup_minutes"] / 60,
@@ -182,7 +184,7 @@ class ProviderCosts:
 
     def provider_class(self, provider: str) -> ProviderClass:
         row = self._rows.get(provider)
-        return row.provider_class if row is not None else UNLISTED_CLASS
+        return row.provider_class if row is not None else provider_class(provider)
 
     def resolve(self, provider: str) -> ResolvedCost | None:
         """``provider``'s figures (``"owned"``: the owned class); ``None`` when its class has no

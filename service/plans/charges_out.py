@@ -18,6 +18,7 @@ from solver import (
     PlanResult,
     complete_bands,
     interruption_rate,
+    provider_class,
     supply_rates,
 )
 
@@ -38,7 +39,7 @@ def _rates(c: Candidate, job: JobTerms, architecture: str) -> tuple[float, float
     rate, preemptions = supply_rates(terms, c.units, job)
     if job.interruptions_per_gpu_hour is not None:
         return rate, preemptions, "given in reliability.interruptions_per_gpu_hour"
-    row = interruption_rate(architecture)
+    row = interruption_rate(architecture, provider_class(c.supply.provider))
     source = f"{row.citation}, for {row.generations[0]} and alike"
     if c.units == 1:
         source += f"; inside one instance, less the network's {terms.network_interruption_share:.0%} share"

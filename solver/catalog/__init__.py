@@ -32,6 +32,14 @@ from solver.catalog.precisions import (
     precision_refusal,
 )
 from solver.catalog.profiles import MeasuredProfile, ServingProfile
+from solver.catalog.providers import (
+    OWNED_PROVIDER,
+    PROVIDER_CLASS_OF,
+    PROVIDER_CLASSES,
+    UNKNOWN_PROVIDER_CLASS,
+    ProviderClass,
+    provider_class,
+)
 from solver.catalog.stacks import STACK_PARALLELISM, StackParallelism, stack_parallelism
 
 __all__ = [
@@ -42,7 +50,11 @@ __all__ = [
     "INTERCONNECT_RANK",
     "NETWORK_CLASSES",
     "NODE_GPUS",
+    "OWNED_PROVIDER",
+    "PROVIDER_CLASSES",
+    "PROVIDER_CLASS_OF",
     "STACK_PARALLELISM",
+    "UNKNOWN_PROVIDER_CLASS",
     "FabricTraits",
     "Format",
     "GpuSpec",
@@ -54,6 +66,7 @@ __all__ = [
     "Network",
     "NetworkClass",
     "PrecisionClass",
+    "ProviderClass",
     "ServingProfile",
     "SliceSpec",
     "StackParallelism",
@@ -68,6 +81,7 @@ __all__ = [
     "normalise_name",
     "parent_gpus_for",
     "precision_refusal",
+    "provider_class",
     "slice_id",
     "slice_spec",
     "slices_of",

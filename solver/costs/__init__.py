@@ -23,6 +23,7 @@ from solver.costs.job_terms import CHECKPOINTS_KEPT, JobTermsWithRules, job_term
 from solver.costs.reliability import (
     DEFAULT_RESTART_MINUTES,
     INTERRUPTION_RATES,
+    MARKETPLACE_RATE_MULTIPLE,
     InterruptionRate,
     interruption_rate,
     optimal_checkpoint_interval,
@@ -37,6 +38,7 @@ __all__ = [
     "DEFAULT_RESTART_MINUTES",
     "HOURS_PER_MONTH",
     "INTERRUPTION_RATES",
+    "MARKETPLACE_RATE_MULTIPLE",
     "NOTHING_MOVED",
     "Charge",
     "ChargeSummary",

@@ -122,6 +122,11 @@ def test_class_counts_per_provider(shipped: list[tuple[str, str, str, int, Netwo
     )
     assert len(counts) == 20 and sum(totals.values()) == 930
     assert set(counts["vast"]) == {"none"}
+    # Separate marketplace rentals have no network between them (issue 24): every marketplace offer
+    # of the shipped sheet is `none`, and only hyperscalers and VPC neoclouds fall back to ethernet.
+    for provider in ("lium", "spheron", "primeintellect", "hyperbolic", "yotta", "shadeform"):
+        assert set(counts[provider]) == {"none"}, provider
+    assert set(counts["lambda"]) == set(counts["verda"]) == set(counts["hyperstack"]) == {"none"}
     assert totals["infiniband"] and totals["efa"] and totals["roce"] and totals["gpudirect_tcpx"]
 
 
@@ -156,9 +161,20 @@ def test_class_counts_per_provider(shipped: list[tuple[str, str, str, int, Netwo
         ("coreweave", "gd-8xa100-i128", "a100-80gb-sxm", 8, "A100", "infiniband", 1600),
         ("vast", "8x-H100_SXM-32-65536", "h100-sxm", 8, "H100", "none", 0),
         ("runpod", "4x_A100-80GB_SECURE", "a100-80gb-sxm", 4, "A100-80GB", "ethernet", 0.1),
-        ("cudo", "epyc-genoa-a100-pcie_1x12v24gb", "a100-80gb-pcie", 1, "A100", "ethernet", 10),
-        ("lium", "RTX4090_1x", "rtx-4090", 1, "RTX4090", "ethernet", 10),
-        ("somecloud", "x", "h100-sxm", 8, "H100", "ethernet", 10),
+        ("aws", "p9.unlisted", "h100-sxm", 8, "H100", "ethernet", 10),
+        # Rule 9 by class: neoclouds without a documented network and every marketplace are `none`.
+        ("lambda", "gpu_8x_h100_sxm5", "h100-sxm", 8, "H100", "none", 0),
+        ("verda", "1B200.30V", "b200", 1, "B200", "none", 0),
+        ("hyperstack", "n3-H100x8", "h100-sxm", 8, "H100", "none", 0),
+        ("cudo", "epyc-genoa-a100-pcie_1x12v24gb", "a100-80gb-pcie", 1, "A100", "none", 0),
+        ("lium", "RTX4090_1x", "rtx-4090", 1, "RTX4090", "none", 0),
+        ("lium", "B200_1x", "b200", 1, "B200", "none", 0),
+        ("spheron", "B200_1x", "b200", 1, "B200", "none", 0),
+        ("primeintellect", "lambdalabs_h100x8", "h100-sxm", 8, "H100", "none", 0),
+        ("shadeform", "lambdalabs_gpu_1x_h100", "h100-sxm", 1, "H100", "none", 0),
+        ("hyperbolic", "h100-sxm", "h100-sxm", 1, "H100", "none", 0),
+        ("yotta", "B200_1x", "b200", 1, "B200", "none", 0),
+        ("somecloud", "x", "h100-sxm", 8, "H100", "none", 0),
     ],
 )
 def test_documented_rule(
@@ -177,7 +193,13 @@ def test_documented_rule(
 
 def test_rules_say_why() -> None:
     lam = derive_network("lambda", "gpu_8x_h100_sxm5", gpu("h100-sxm"), 8)
-    assert "1-Click Clusters" in lam.rule and "conservative default" in lam.rule
+    assert "1-Click Clusters" in lam.rule and "(neocloud)" in lam.rule and "network_class" in lam.rule
+    lium = derive_network("lium", "B200_1x", gpu("b200"), 1)
+    assert "(marketplace)" in lium.rule and "another party's host" in lium.rule
+    stranger = derive_network("somecloud", "x", gpu("h100-sxm"), 8)
+    assert "unknown provider, taken as a marketplace" in stranger.rule
+    aws = derive_network("aws", "p9.unlisted", gpu("h100-sxm"), 8)
+    assert "VPC" in aws.rule and "conservative default" in aws.rule
     g5 = derive_network("aws", "g5.48xlarge", gpu("a10g", "PCIe"), 8)
     assert "no GPUDirect RDMA" in g5.rule
     p5 = derive_network("aws", "p5.48xlarge", gpu("h100-sxm"), 8)

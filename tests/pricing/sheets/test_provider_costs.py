@@ -10,6 +10,8 @@ import pytest
 
 from pricing.sheets.provider_costs import COST_FIELDS, PROVIDER_CLASSES, ProviderCosts, parse_provider_costs
 from service.db.seed_files import read_gpu_specs
+from solver.catalog.providers import PROVIDER_CLASS_OF
+from solver.costs.reliability import MARKETPLACE_RATE_MULTIPLE, interruption_rate
 
 HEADER = "provider,provider_class," + ",".join(COST_FIELDS) + ",source,notes"
 
@@ -28,6 +30,9 @@ bigcloud,hyperscaler,0.1,,,,,,,pricing page,
 """
 
 
+WITH_MARKETPLACE = SHEET + "*,marketplace,0.07,0,0,2,1,8,0.1,docs,\n"
+
+
 def test_a_provider_fills_its_gaps_from_its_class_and_says_which_figure_is_whose() -> None:
     costs, problems = _parse(SHEET)
     assert problems == []
@@ -43,17 +48,30 @@ def test_a_provider_fills_its_gaps_from_its_class_and_says_which_figure_is_whose
     assert terms.startup_hours == pytest.approx(5 / 60)
 
 
-def test_an_unlisted_provider_is_a_neocloud_and_owned_gpus_take_the_owned_row() -> None:
-    costs, _ = _parse(SHEET)
-    stranger = costs.resolve("stranger")
-    assert stranger is not None and stranger.provider_class == "neocloud"
+def test_an_unlisted_provider_takes_the_shared_tables_class_and_owned_gpus_take_the_owned_row() -> None:
+    costs, _ = _parse(WITH_MARKETPLACE)
+    stranger = costs.resolve("stranger")  # unknown everywhere: a marketplace, the class assuming least
+    assert stranger is not None and stranger.provider_class == "marketplace"
     assert "not in the sheet" in stranger.citation
+    lam = costs.resolve("lambda")  # not in this sheet, but the shared table knows it
+    assert lam is not None and lam.provider_class == "neocloud"
     owned = costs.resolve("owned")
     assert (
         owned is not None
         and owned.values["preemptions_per_hour"] == 0
         and owned.values["startup_minutes"] == 0
     )
+
+
+def test_the_interruption_rate_follows_the_shared_table_not_the_sheets_class() -> None:
+    costs, _ = _parse(WITH_MARKETPLACE + "lium,marketplace,,,,,,,,docs,\nlambda,neocloud,,,,,,,,docs,\n")
+    h100 = next(g for g in read_gpu_specs() if g.gpu_id == "h100-sxm")
+    lium, lam = costs.resolve("lium"), costs.resolve("lambda")
+    assert lium is not None and lam is not None
+    cluster = interruption_rate("hopper").per_gpu_hour
+    assert lam.supply_terms(h100, spot=False).interruptions_per_gpu_hour == cluster
+    marketplace = lium.supply_terms(h100, spot=False).interruptions_per_gpu_hour
+    assert marketplace == pytest.approx(MARKETPLACE_RATE_MULTIPLE * cluster)
 
 
 def test_without_any_sheet_nothing_resolves() -> None:
@@ -89,3 +107,12 @@ def test_the_shipped_sheet_parses_with_every_class_default_and_every_shipped_pro
     listed = {r.provider for r in costs.rows}
     assert shipped <= listed, shipped - listed
     assert all(r.source for r in costs.rows)
+
+
+def test_the_shipped_sheet_classes_its_providers_as_the_shared_table_does() -> None:
+    """One class per provider: the sheet's (cost defaults) and the table's (network, interruptions)."""
+    text = resources.files("service").joinpath("data", "provider_costs.csv").read_text(encoding="utf-8")
+    costs, _ = _parse(text)
+    listed = {r.provider: r.provider_class for r in costs.rows if r.provider != "*"}
+    assert listed == {p: c for p, c in PROVIDER_CLASS_OF.items() if p in listed}
+    assert set(listed) <= set(PROVIDER_CLASS_OF)
