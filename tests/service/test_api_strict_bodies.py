@@ -21,7 +21,8 @@ JOB = {
 }
 VALID = {
     "/v1/plans": JOB | {"tokens": 1_000_000},
-    "/v1/throughput": JOB | {"gpu": "h100-sxm", "gpu_count": 8},
+    # 8 GPUs: the fine-tuning stack is data-parallel only, so a step needs at least 8 sequences
+    "/v1/throughput": JOB | {"gpu": "h100-sxm", "gpu_count": 8, "batch_size": 64},
     "/v1/memory": JOB | {"gpu": "h100-sxm"},
 }
 OK = {"/v1/plans": 201, "/v1/throughput": 200, "/v1/memory": 200}
