@@ -7,21 +7,36 @@ from typing import Annotated, Literal
 import msgspec
 
 from solver import (
+    ENGINES,
     Band,
     EfficiencyUsed,
+    Engine,
     GpuFit,
     Interconnect,
+    KvCache,
     Layout,
     MemoryBand,
     MemoryBreakdown,
     Network,
     NetworkClass,
+    Percentiles,
     ProfileSource,
+    RequestClass,
     ScalingEstimate,
+    ServingLoad,
     Workload,
 )
 
-__all__ = ["MemoryRequest", "MemoryResponse", "NetworkIn", "ThroughputRequest", "ThroughputResponse"]
+__all__ = [
+    "MemoryRequest",
+    "MemoryResponse",
+    "NetworkIn",
+    "ServingAtLoad",
+    "ThroughputRequest",
+    "ThroughputResponse",
+]
+
+_Tokens = Annotated[int, msgspec.Meta(ge=1, le=10_000_000)]
 
 
 class MemoryRequest(Workload, forbid_unknown_fields=True, kw_only=True):
@@ -91,6 +106,59 @@ class ThroughputRequest(Workload, forbid_unknown_fields=True, kw_only=True):
         ]
         | None
     ) = None
+    input_tokens: (
+        Annotated[_Tokens, msgspec.Meta(description="serving: prompt tokens per request (engine model).")]
+        | None
+    ) = None
+    output_tokens: (
+        Annotated[_Tokens, msgspec.Meta(description="serving: generated tokens per request (engine model).")]
+        | None
+    ) = None
+    request_mix: (
+        Annotated[
+            list[RequestClass],
+            msgspec.Meta(
+                max_length=64, description="serving: request sizes and shares, instead of one size."
+            ),
+        ]
+        | None
+    ) = None
+    load: (
+        Annotated[
+            ServingLoad,
+            msgspec.Meta(description="serving: offline, concurrency or requests_per_s (default offline)."),
+        ]
+        | None
+    ) = None
+    engine: Annotated[
+        Engine, msgspec.Meta(description=f"serving: the engine simulated, one of {', '.join(ENGINES)}.")
+    ] = "vllm"
+    kv_cache: Annotated[
+        KvCache, msgspec.Meta(description="serving: KV-cache storage, auto (16-bit) or fp8.")
+    ] = "auto"
+
+
+class ServingAtLoad(msgspec.Struct, kw_only=True):
+    """What ``replicas`` replicas of ``tp`` GPUs do at ``load`` (split evenly between them), simulated:
+    throughput, latency percentiles (milliseconds), and the engine limits that shaped them."""
+
+    engine: Engine
+    load: ServingLoad
+    tp: int
+    replicas: int
+    output_tokens_per_s: float
+    total_tokens_per_s: float
+    requests_per_s: float
+    ttft_ms: Percentiles
+    tpot_ms: Percentiles
+    e2e_ms: Percentiles
+    stable: bool
+    """Poisson arrivals: whether the replicas keep up (else the queue grows and latencies with it)."""
+    kv_cache_tokens: int
+    """Tokens the KV cache of one replica holds."""
+    max_batch: int
+    token_budget: int
+    requests_simulated: int
 
 
 class ThroughputResponse(msgspec.Struct, kw_only=True):
@@ -124,3 +192,5 @@ class ThroughputResponse(msgspec.Struct, kw_only=True):
     request left it out."""
     memory_per_gpu_gib: float | None = None
     """Training: the busiest rank's memory in that layout (``per_gpu_gib`` of the memory model)."""
+    serving: ServingAtLoad | None = None
+    """Serving through the engine model: what the replicas do at the load."""

@@ -13,6 +13,7 @@ from pricing import derive_interconnect
 from service.catalog.gpu_names import one_gpu
 from service.db.snapshot import CatalogSnapshot, Derived
 from service.estimates.schemas import ThroughputRequest, ThroughputResponse
+from service.estimates.serving_engine import is_engine_request, serving_at_load
 from solver import (
     INFERENCE_KINDS,
     GpuSpec,
@@ -127,13 +128,18 @@ def _topology(request: ThroughputRequest, gpu: GpuSpec, interconnect: Interconne
 def estimate_throughput_for(snapshot: CatalogSnapshot, request: ThroughputRequest) -> ThroughputResponse:
     """Validate, then estimate the workload's throughput on the requested GPUs."""
     gpu = one_gpu(snapshot, request.gpu)
-    resolved = resolve_workload(request)
     derived = request.interconnect is None
     interconnect: Interconnect = (
         derive_interconnect(gpu, request.gpu_count, "")[0]
         if request.interconnect is None
         else request.interconnect
     )
+    if is_engine_request(request):  # the request sizes, not seq_len, set the context
+        topology = _topology(request, gpu, interconnect, request.tp or 1)
+        return serving_at_load(
+            snapshot, request, gpu, interconnect, topology.network, topology.gpus_per_instance
+        )
+    resolved = resolve_workload(request)
     topology = _topology(request, gpu, interconnect, resolved.tp)
     resolved, memory = laid_out(snapshot, resolved, gpu, request.gpu_count, topology)
     estimate = estimate_throughput(

@@ -27,7 +27,14 @@ from solver.spec.plan import (
     ServingPlan,
     TrainPlan,
 )
-from solver.spec.serving import MAX_REQUEST_CLASSES, SHARE_TOLERANCE, RequestClass, ServingSlo, validate_mix
+from solver.spec.serving import (
+    MAX_REQUEST_CLASSES,
+    SHARE_TOLERANCE,
+    RequestClass,
+    ServingLoad,
+    ServingSlo,
+    validate_mix,
+)
 from solver.spec.software import (
     ARCHITECTURE_NAMES,
     REQUIREMENTS,
@@ -112,6 +119,7 @@ __all__ = [
     "RequestClass",
     "Requirement",
     "ResolvedWorkload",
+    "ServingLoad",
     "ServingPlan",
     "ServingSlo",
     "Sharding",

@@ -19,7 +19,14 @@ from msgspec import Meta
 
 from solver.errors import InvalidWorkload
 
-__all__ = ["MAX_REQUEST_CLASSES", "SHARE_TOLERANCE", "RequestClass", "ServingSlo", "validate_mix"]
+__all__ = [
+    "MAX_REQUEST_CLASSES",
+    "SHARE_TOLERANCE",
+    "RequestClass",
+    "ServingLoad",
+    "ServingSlo",
+    "validate_mix",
+]
 
 SHARE_TOLERANCE: Final = 1e-6
 """How far the shares of a mix may sum from 1."""
@@ -43,6 +50,42 @@ class RequestClass(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, fro
             description="Fraction of all requests of this size, at least 1e-9; shares sum to 1.",
         ),
     ]
+
+
+class ServingLoad(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, frozen=True):
+    """How requests reach a replica: all at once (``offline``), a closed loop of ``concurrency``
+    clients (each sends its next request when the last one finishes), or Poisson arrivals at
+    ``requests_per_s``. Exactly one is given."""
+
+    offline: Annotated[bool, Meta(description="true: every request queued at once (max throughput).")] = False
+    concurrency: (
+        Annotated[int, Meta(ge=1, le=65_536, description="Requests in flight (closed loop).")] | None
+    ) = None
+    requests_per_s: (
+        Annotated[float, Meta(ge=1e-3, le=1e6, description="Poisson arrival rate, requests per second.")]
+        | None
+    ) = None
+    requests: (
+        Annotated[int, Meta(ge=10, le=20_000, description="Requests simulated (default: by the load).")]
+        | None
+    ) = None
+
+    def mode(self) -> tuple[str, float]:
+        """``(load, value)``: ``offline``, ``concurrency`` or ``requests_per_s`` and its number;
+        raises :class:`InvalidWorkload` naming ``load`` unless exactly one is given."""
+        given = [
+            (name, value)
+            for name, value in (
+                ("offline", 1.0 if self.offline else None),
+                ("concurrency", self.concurrency),
+                ("requests_per_s", self.requests_per_s),
+            )
+            if value is not None
+        ]
+        if len(given) != 1:
+            raise InvalidWorkload("load", "give exactly one of offline: true, concurrency or requests_per_s")
+        name, value = given[0]
+        return name, float(value)
 
 
 class ServingSlo(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, frozen=True):

@@ -1,0 +1,58 @@
+"""A continuous-batching serving engine, simulated: what one replica does at a load.
+
+The face of ``solver.engine``: the engines' profiles, the replica builder, the step-cost roofline,
+the simulation and its results."""
+
+from solver.engine.load import STEP_BUDGET, request_count, run_load, sizes_of
+from solver.engine.profiles import ENGINE_PROFILES, ENGINES, Engine, EngineProfile, engine_profile
+from solver.engine.replica import (
+    RUNTIME_RESERVE_GIB,
+    KvCache,
+    build_replica,
+    kv_element_bytes,
+    weight_bytes_per_param,
+)
+from solver.engine.result import STABLE_SHARE, EngineResult, Percentiles, summarise
+from solver.engine.serve import (
+    MIN_KV_REQUESTS,
+    ServedLoad,
+    ServingSetup,
+    choose_tp,
+    serve_at_load,
+    share_of_load,
+)
+from solver.engine.simulate import WARMUP_SHARE, Replica, SimulatedRequest, simulate
+from solver.engine.step_cost import StepCost, StepShape
+
+__all__ = [
+    "ENGINES",
+    "ENGINE_PROFILES",
+    "MIN_KV_REQUESTS",
+    "RUNTIME_RESERVE_GIB",
+    "STABLE_SHARE",
+    "STEP_BUDGET",
+    "WARMUP_SHARE",
+    "Engine",
+    "EngineProfile",
+    "EngineResult",
+    "KvCache",
+    "Percentiles",
+    "Replica",
+    "ServedLoad",
+    "ServingSetup",
+    "SimulatedRequest",
+    "StepCost",
+    "StepShape",
+    "build_replica",
+    "choose_tp",
+    "engine_profile",
+    "kv_element_bytes",
+    "request_count",
+    "run_load",
+    "serve_at_load",
+    "share_of_load",
+    "simulate",
+    "sizes_of",
+    "summarise",
+    "weight_bytes_per_param",
+]

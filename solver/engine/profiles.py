@@ -1,0 +1,110 @@
+"""What each serving engine's scheduler allows and what its steps cost beyond the roofline.
+
+Scheduler limits are the engines' documented defaults:
+
+- **vllm** (V1, the OpenAI-compatible server): ``max_num_batched_tokens`` 8,192 and ``max_num_seqs``
+  1,024 on GPUs with at least 70 GiB that are not A100s, else 2,048 and 256
+  (``vllm/engine/arg_utils.py``, ``EngineArgs.get_batch_defaults``; the A100 exception cites vLLM PR
+  #17885); ``gpu_memory_utilization`` 0.9; 16-token KV blocks; chunked prefill always on in V1.
+- **sglang**, **tgi**: no source this project holds measures them apart from vLLM, so they take vLLM's
+  scheduler and overheads (documented differences only where a source measures them).
+- **trtllm** (``trtllm-bench`` in-flight batching): ``max_num_tokens`` 8,192 and a batch of up to 2,048
+  sequences (the TensorRT-LLM performance overview's max-throughput runs), KV cache at 0.9 of free
+  memory, and its default capacity policy ``GUARANTEED_NO_EVICT``: a request is admitted only with KV
+  room for its whole output, so nothing is preempted (vLLM admits on the prompt and preempts).
+
+The efficiencies and overheads are fitted, not documented: ``compute_efficiency`` (the share of the
+GPU's achievable matmul rate a step's prefill and decode FLOPs reach), ``bandwidth_efficiency`` (the
+share of its memory bandwidth weight and KV reads reach), ``step_overhead_s`` (scheduling, sampling,
+kernel launches per step), ``sequence_overhead_s`` (per running sequence per step: sampling, output
+processing) and ``request_overhead_s`` (the front end's serial work per request: HTTP, tokenising,
+detokenising). :mod:`solver.engine.fitting` says on which shipped rows and how.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, NamedTuple
+
+__all__ = ["ENGINES", "ENGINE_PROFILES", "Engine", "EngineProfile", "engine_profile"]
+
+Engine = Literal["vllm", "sglang", "trtllm", "tgi"]
+ENGINES: Final[tuple[Engine, ...]] = ("vllm", "sglang", "trtllm", "tgi")
+_LARGE_GIB: Final = 70.0
+
+
+class EngineProfile(NamedTuple):
+    """One engine's scheduler limits and fitted step costs (module docstring)."""
+
+    name: str
+    token_budget_large: int
+    token_budget_small: int
+    max_seqs_large: int
+    max_seqs_small: int
+    memory_fraction: float
+    block_tokens: int
+    compute_efficiency: float
+    bandwidth_efficiency: float
+    step_overhead_s: float
+    sequence_overhead_s: float
+    request_overhead_s: float
+    source: str
+    reserve_output: bool = False
+
+    def token_budget(self, memory_gib: float, gpu_name: str) -> int:
+        """Tokens one step may process on a GPU of ``memory_gib`` (vLLM's large-GPU rule)."""
+        return self.token_budget_large if _large(memory_gib, gpu_name) else self.token_budget_small
+
+    def max_seqs(self, memory_gib: float, gpu_name: str) -> int:
+        """Sequences one replica batches at most."""
+        return self.max_seqs_large if _large(memory_gib, gpu_name) else self.max_seqs_small
+
+
+def _large(memory_gib: float, gpu_name: str) -> bool:
+    return memory_gib >= _LARGE_GIB and "a100" not in gpu_name.casefold()
+
+
+_VLLM: Final = EngineProfile(
+    name="vllm",
+    token_budget_large=8192,
+    token_budget_small=2048,
+    max_seqs_large=1024,
+    max_seqs_small=256,
+    memory_fraction=0.9,
+    block_tokens=16,
+    compute_efficiency=0.45,
+    bandwidth_efficiency=0.75,
+    step_overhead_s=4.0e-3,
+    sequence_overhead_s=20e-6,
+    request_overhead_s=2.0e-3,
+    source="vLLM V1 defaults (EngineArgs.get_batch_defaults); efficiencies and overheads fitted",
+)
+
+ENGINE_PROFILES: Final[dict[Engine, EngineProfile]] = {
+    "vllm": _VLLM,
+    "sglang": _VLLM._replace(
+        name="sglang", source=f"as vllm (no source measures sglang apart): {_VLLM.source}"
+    ),
+    "tgi": _VLLM._replace(name="tgi", source=f"as vllm (no source measures tgi apart): {_VLLM.source}"),
+    "trtllm": EngineProfile(
+        name="trtllm",
+        token_budget_large=8192,
+        token_budget_small=8192,
+        max_seqs_large=2048,
+        max_seqs_small=2048,
+        memory_fraction=0.9,
+        block_tokens=32,
+        compute_efficiency=0.55,
+        bandwidth_efficiency=0.8,
+        step_overhead_s=1.5e-3,
+        sequence_overhead_s=5e-6,
+        request_overhead_s=0.0,
+        source="trtllm-bench max-throughput settings (TensorRT-LLM perf overview); efficiencies fitted",
+        reserve_output=True,
+    ),
+}
+"""Per engine: its scheduler limits and fitted costs."""
+
+
+def engine_profile(engine: Engine) -> EngineProfile:
+    """The profile of ``engine``."""
+    return ENGINE_PROFILES[engine]

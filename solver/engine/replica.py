@@ -1,0 +1,108 @@
+"""One serving replica as the simulation sees it: its step costs, KV-cache size and scheduler limits.
+
+The KV cache gets what the engine leaves of its memory share: ``memory_fraction`` (vLLM's
+``gpu_memory_utilization``, 0.9) of the replica's ``tp`` GPUs, less the weights and
+:data:`RUNTIME_RESERVE_GIB` per GPU (CUDA context, CUDA graphs and the activation workspace of a
+token-budget step, which vLLM profiles before it sizes the cache). One KV element takes
+:func:`kv_element_bytes` — the one width the memory model and the throughput estimates share: 2
+bytes (4 at fp32) unless the cache is stored in fp8 (``kv_cache: "fp8"``), whatever the weights'
+precision.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+from solver.catalog.gpus import GpuSpec, Interconnect
+from solver.catalog.models import ModelArch
+from solver.catalog.precisions import PrecisionClass
+from solver.engine.profiles import Engine, engine_profile
+from solver.engine.simulate import Replica
+from solver.engine.step_cost import StepCost
+from solver.throughput.hardware import Hardware
+from solver.throughput.links import instance_links
+
+__all__ = ["RUNTIME_RESERVE_GIB", "KvCache", "build_replica", "kv_element_bytes", "weight_bytes_per_param"]
+
+RUNTIME_RESERVE_GIB: Final = 1.5
+KvCache = Literal["auto", "fp8"]
+_GIB: Final = 1024**3
+_WEIGHT_BYTES: Final[dict[str, float]] = {
+    "fp32": 4.0,
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "fp8": 1.0,
+    "int8": 1.0,
+    "int4": 4.5 / 8,  # AWQ/GPTQ 4-bit codes + group scales
+    "nf4": 4.5 / 8,
+    "fp4": 4.5 / 8,  # NVFP4: 4-bit values + an fp8 scale per 16
+}
+_SPEED: Final[dict[str, PrecisionClass]] = {
+    "fp32": "fp32",
+    "bf16": "bf16",
+    "fp16": "bf16",
+    "fp8": "fp8",
+    "int8": "int8",
+    "int4": "bf16",  # weight-only: dequantised to 16-bit for the matmul
+    "nf4": "bf16",
+    "fp4": "fp4",
+}
+
+
+def kv_element_bytes(precision: str, kv_cache: KvCache = "auto") -> float:
+    """Bytes of one cached K or V element (module docstring)."""
+    if kv_cache == "fp8":
+        return 1.0
+    return 4.0 if precision == "fp32" else 2.0
+
+
+def weight_bytes_per_param(precision: str) -> float:
+    """Bytes one weight takes at ``precision`` (quantised formats with their scales)."""
+    return _WEIGHT_BYTES[precision]
+
+
+def _speed(hardware: Hardware, precision: str) -> PrecisionClass:
+    wanted = _SPEED[precision]
+    return wanted if hardware.supports(wanted) else "bf16"
+
+
+def build_replica(
+    arch: ModelArch,
+    gpu: GpuSpec,
+    hardware: Hardware,
+    *,
+    tp: int,
+    precision: str,
+    kv_cache: KvCache = "auto",
+    engine: Engine = "vllm",
+    interconnect: Interconnect = "nvswitch",
+) -> Replica:
+    """The replica of ``tp`` × ``gpu`` serving ``arch`` at ``precision`` on ``engine``; its KV cache
+    may be 0 tokens (the weights do not leave room), which the caller refuses."""
+    profile = engine_profile(engine)
+    links = instance_links(gpu, interconnect if tp > 1 else "none", tp, network_gbps=0.0,
+                           network_efficiency=0.0, network_latency_s=0.0, network_label="none")  # fmt: skip
+    kv_bytes = kv_element_bytes(precision, kv_cache)
+    cost = StepCost(
+        arch,
+        profile,
+        tp=tp,
+        matmul_flops_per_s=hardware.achievable_tflops(_speed(hardware, precision)) * 1e12,
+        bandwidth_bytes_per_s=hardware.bandwidth_tbps * 1e12,
+        weight_bytes_per_param=weight_bytes_per_param(precision),
+        kv_bytes_per_element=kv_bytes,
+        bus_bytes_per_s=links.intra_bytes_per_s,
+        bus_latency_s=links.intra_latency_s,
+    )
+    usable = tp * (gpu.memory_gib * profile.memory_fraction - RUNTIME_RESERVE_GIB) * _GIB
+    free = usable - cost.dense_bytes - cost.expert_bytes
+    per_token = cost.kv_bytes_per_token * cost.kv_read_scale
+    return Replica(
+        cost=cost,
+        kv_capacity_tokens=max(int(free / per_token), 0) if per_token > 0 else 0,
+        token_budget=profile.token_budget(gpu.memory_gib, gpu.name),
+        max_seqs=profile.max_seqs(gpu.memory_gib, gpu.name),
+        block_tokens=profile.block_tokens,
+        request_overhead_s=profile.request_overhead_s,
+        reserve_output=profile.reserve_output,
+    )

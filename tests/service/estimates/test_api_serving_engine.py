@@ -1,0 +1,81 @@
+"""POST /v1/throughput for serving at a load: the engine model answers (issue 23)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from litestar.testing import TestClient
+
+Client = TestClient[Any]
+
+# the request issue 23 reports refused: seq_len was taken as twice the mean context
+LLAMA2_ON_A100 = {
+    "kind": "serving",
+    "model": {"name": "Llama 2 7B"},
+    "precision": "fp16",
+    "gpu": "a100-80gb-sxm",
+    "input_tokens": 2048,
+    "output_tokens": 128,
+}
+
+
+def _post(client: Client, body: dict[str, Any]) -> Any:
+    return client.post("/v1/throughput", json=body)
+
+
+def test_a_serving_load_is_answered_by_the_engine_model(client: Client) -> None:
+    response = _post(client, LLAMA2_ON_A100 | {"load": {"concurrency": 55}})
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    serving = answer["serving"]
+    assert answer["route"] == "engine" and answer["unit"] == "output_tokens_per_s"
+    assert answer["value"] == serving["output_tokens_per_s"] > 0
+    assert serving["requests_per_s"] * 128 == pytest.approx(serving["output_tokens_per_s"], rel=1e-9)
+    assert serving["total_tokens_per_s"] > serving["output_tokens_per_s"]
+    for latency in ("ttft_ms", "tpot_ms", "e2e_ms"):
+        assert 0 < serving[latency]["p50"] <= serving[latency]["p90"] <= serving[latency]["p99"]
+    assert serving["tp"] == 1 and serving["replicas"] == 1 and serving["kv_cache_tokens"] > 2176
+    assert answer["band"]["low"] < answer["value"] < answer["band"]["high"]
+
+
+def test_ttft_grows_with_the_arrival_rate(client: Client) -> None:
+    ttft = [
+        _post(client, LLAMA2_ON_A100 | {"load": {"requests_per_s": rate, "requests": 300}}).json()["serving"]
+        for rate in (0.5, 4.0, 50.0)
+    ]
+    assert ttft[0]["ttft_ms"]["p90"] < ttft[1]["ttft_ms"]["p90"] < ttft[2]["ttft_ms"]["p90"]
+    assert ttft[0]["stable"] and not ttft[2]["stable"]
+
+
+def test_more_gpus_are_more_replicas_sharing_the_load(client: Client) -> None:
+    one = _post(client, LLAMA2_ON_A100 | {"load": {"offline": True}}).json()
+    four = _post(client, LLAMA2_ON_A100 | {"gpu_count": 4, "load": {"offline": True}}).json()
+    assert four["serving"]["replicas"] == 4
+    assert four["value"] == pytest.approx(4 * one["value"], rel=1e-9)
+
+
+def test_a_request_mix_is_served(client: Client) -> None:
+    mix = [{"input_tokens": 200, "output_tokens": 100, "share": 0.7},
+           {"input_tokens": 3000, "output_tokens": 300, "share": 0.3}]  # fmt: skip
+    body = {k: v for k, v in LLAMA2_ON_A100.items() if not k.endswith("_tokens")} | {"request_mix": mix}
+    response = _post(client, body | {"load": {"requests_per_s": 2}})
+    assert response.status_code == 200, response.text
+
+
+def test_bad_serving_inputs_name_their_field(client: Client) -> None:
+    cases = [
+        (LLAMA2_ON_A100 | {"output_tokens": 3000}, "output_tokens"),  # 2,048 + 3,000 > Llama 2's 4,096
+        (LLAMA2_ON_A100 | {"load": {"offline": True, "concurrency": 4}}, "load"),
+        ({k: v for k, v in LLAMA2_ON_A100.items() if k != "output_tokens"}, "output_tokens"),
+    ]
+    for body, field in cases:
+        response = _post(client, body)
+        assert response.status_code == 400, response.text
+        assert response.json()["field"] == field
+
+
+def test_a_model_the_gpu_cannot_hold_is_422(client: Client) -> None:
+    body = LLAMA2_ON_A100 | {"model": {"name": "Llama 3.1 405B"}, "precision": "bf16", "gpu": "l4"}
+    response = _post(client, body)
+    assert response.status_code == 422, response.text
