@@ -130,8 +130,10 @@ class Enumeration(msgspec.Struct, frozen=True, kw_only=True):
     looked at.
 
     ``candidates`` keeps every configuration that no other beats on both cost and hours, and the best
-    of each (GPU, seller) pair by cost and by hours: the optimum under any objective, deadline and
-    budget, and every alternative a plan lists, are among them. ``rejections`` holds one per GPU type
+    of each (GPU, seller, kind of price) group by cost and by hours: the optimum under any objective,
+    deadline and budget, every alternative a plan lists, and the optimum of each kind of price on its
+    own (a plan's ``pricing_options``: the on-demand one must be the plan spot-free would give, even
+    where a spot row of the same seller beats it on both counts) are among them. ``rejections`` holds one per GPU type
     and reason: the one that tried the most GPUs (the first found on a tie). ``feasible`` counts all
     configurations that passed.
     """
@@ -226,7 +228,7 @@ class _Enumerator:
         self.rejections = _Rejections()
         self.grid = ConfigGrid()
         self.added: list[tuple[Supply, list[ShapeStep]]] = []
-        self.groups: dict[tuple[str, str], int] = {}
+        self.groups: dict[tuple[str, str, str], int] = {}
         self.gpu_numbers: dict[str, int] = {}
         self.told: set[Hashable] = set()  # shapes whose failing counts were reported
 
@@ -259,7 +261,8 @@ class _Enumerator:
                 reason, detail = step.rejection
                 rank = step.need_gib if reason == "memory" else None
                 self.rejections.add(supply, reason, step.gpu_count, "{}", detail, rank=rank)
-        seller = (supply.gpu_id, supply.provider or supply.acquisition)
+        # per kind of price too: each kind's own optimum must survive the pruning (pricing_options)
+        seller = (supply.gpu_id, supply.provider or supply.acquisition, supply.pricing)
         self.grid.add(table.hours, table.units, table.gpu_counts, price=supply.usd_per_unit_hour,
                       increment_s=supply.billing_increment_s, group=self.groups.setdefault(seller, len(self.groups)),
                       gpu=self.gpu_numbers.setdefault(supply.gpu_id, len(self.gpu_numbers)), terms=supply.terms)  # fmt: skip
