@@ -1,7 +1,8 @@
 """Enumerate the configurations that could run a job: supply × units × parallel layout.
 
-A *supply* is one way to get GPUs: a rental offer (one instance type at an on-demand or spot price) or
-owned GPUs (priced per busy hour). For each supply shape the enumeration tries GPU counts up to
+A *supply* is one way to get GPUs: a rental offer (one instance type at an on-demand, spot or
+reserved price; a reservation bills whole terms, :mod:`solver.costs.price_kinds`) or owned GPUs
+(priced per busy hour). For each supply shape the enumeration tries GPU counts up to
 ``max_gpus`` (:func:`~solver.optimise.shape_steps.gpu_counts`: every 8 up to 512, four per doubling
 beyond, so 65,536-GPU plans stay small) and, for each count, the layout the search chooses
 (:mod:`solver.throughput.layout_search`: tensor parallelism inside the NVLink domain, pipeline stages,
@@ -30,6 +31,7 @@ from solver.costs.charges import (
     JobTerms,
     SupplyTerms,
 )
+from solver.costs.price_kinds import PriceKind
 from solver.errors import Rejection, RejectionReason
 from solver.memory.peak import MemoryEstimate
 from solver.optimise.config_grid import ConfigGrid, Selection, select
@@ -69,7 +71,7 @@ class Supply(msgspec.Struct, frozen=True, kw_only=True):
 
     supply_id: str
     acquisition: Literal["rent", "own"]
-    pricing: Literal["on_demand", "spot", "owned"]
+    pricing: PriceKind
     gpu_id: str
     gpus_per_unit: int
     interconnect: Interconnect
