@@ -12,6 +12,7 @@ from pricing.ownership.defaults import (
     commitment_discount,
     price_scope,
 )
+from pricing.ownership.purchase_units import PCIE_SERVER_SIZES, PurchaseUnit, purchase_unit
 from pricing.ownership.returns import (
     MonthValue,
     Returns,
@@ -61,6 +62,7 @@ __all__ = [
     "DEFAULT_UTILIZATIONS",
     "HOURS_PER_MONTH",
     "HOURS_PER_YEAR",
+    "PCIE_SERVER_SIZES",
     "BreakEven",
     "Comparison",
     "GridCell",
@@ -69,6 +71,7 @@ __all__ = [
     "MonthValue",
     "OwnershipChoice",
     "OwnershipInputs",
+    "PurchaseUnit",
     "RentBilling",
     "Returns",
     "Scenario",
@@ -95,6 +98,7 @@ __all__ = [
     "owned_usd_per_busy_gpu_hour",
     "present_values",
     "price_scope",
+    "purchase_unit",
     "remaining_value_usd",
     "rent_cash_flows",
     "schedule_values",

@@ -46,6 +46,10 @@ class CurrentOffer(msgspec.Struct, frozen=True, kw_only=True):
     not the cheapest on demand of its kind): a plan reports how many it passed over."""
     spot_alike: int = 1
     """The same for spot prices."""
+    reserved_1y_alike: int = 0
+    """The same for 1-year reserved prices (0 where the offer states none or is not the cheapest)."""
+    reserved_3y_alike: int = 0
+    """The same for 3-year reserved prices."""
 
 
 class SheetInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -234,21 +238,29 @@ _KIND: Final = ", ".join(_KIND_FIELDS)
 _PICKS: Final = {
     "on_demand": "price_per_hour_usd NULLS LAST, offer_id, version",  # what a plan takes
     "spot": "spot_price_per_hour_usd NULLS LAST, offer_id, version",
+    "reserved_1y": "reserved_1y_price_per_hour_usd NULLS LAST, offer_id, version",
+    "reserved_3y": "reserved_3y_price_per_hour_usd NULLS LAST, offer_id, version",
     "rent": "price_per_hour_usd NULLS LAST, instance_type, offer_id, version",  # what buy vs rent cites
 }
 """The offer of each kind each consumer takes first, by the order it takes offers in."""
+_PICK_ONLY: Final = {
+    "reserved_1y": "WHERE reserved_1y_price_per_hour_usd IS NOT NULL ",
+    "reserved_3y": "WHERE reserved_3y_price_per_hour_usd IS NOT NULL ",
+}
+"""Reserved picks only where a reserved price is stated (most sheets state none: no extra candidates)."""
 
 _CANDIDATES: Final = (
     f"SELECT o.version, {', '.join(f'o.{f}' for f in _OFFER_FIELDS)}, p.pick FROM current_offers o JOIN ("
     + " UNION ALL ".join(
         f"SELECT version, offer_id, '{pick}' AS pick FROM (SELECT DISTINCT ON ({_KIND}) version, offer_id "
-        f"FROM current_offers ORDER BY {_KIND}, {order}) AS {pick}"
+        f"FROM current_offers {_PICK_ONLY.get(pick, '')}ORDER BY {_KIND}, {order}) AS {pick}"
         for pick, order in _PICKS.items()
     )
     + ") AS p ON p.version = o.version AND p.offer_id = o.offer_id ORDER BY o.offer_id, o.version"
 )
 _KIND_COUNTS: Final = (
-    f"SELECT {_KIND}, count(price_per_hour_usd), count(spot_price_per_hour_usd) "
+    f"SELECT {_KIND}, count(price_per_hour_usd), count(spot_price_per_hour_usd), "
+    "count(reserved_1y_price_per_hour_usd), count(reserved_3y_price_per_hour_usd) "
     f"FROM current_offers GROUP BY {_KIND}"
 )
 
@@ -258,20 +270,22 @@ def _read_candidates(cur: Cursor) -> tuple[CurrentOffer, ...]:
     every filter keeps or drops together, the first each consumer takes (:data:`_PICKS`), with how many
     offers of its kind the plan's picks stand for. ``msgspec.convert`` checks every value (an
     interconnect is one of the four)."""
-    alike = {tuple(row[:-2]): (int(row[-2]), int(row[-1])) for row in cur.execute(_KIND_COUNTS).fetchall()}
+    alike = {tuple(row[:-4]): tuple(int(n) for n in row[-4:]) for row in cur.execute(_KIND_COUNTS).fetchall()}
     picked: dict[tuple[int, str], tuple[dict[str, Any], set[str]]] = {}
     for row in cur.execute(_CANDIDATES).fetchall():
         values = dict(zip(_OFFER_FIELDS, row[1:-1], strict=True))
         picked.setdefault((int(row[0]), values["offer_id"]), (values, set()))[1].add(row[-1])
     candidates = []
     for (version, _), (values, picks) in picked.items():
-        on_demand, spot = alike[tuple(values[f] for f in _KIND_FIELDS)]
+        on_demand, spot, reserved_1y, reserved_3y = alike[tuple(values[f] for f in _KIND_FIELDS)]
         candidates.append(
             CurrentOffer(
                 offer=msgspec.convert(values, RentalOffer),
                 sheet_version=version,
                 on_demand_alike=on_demand if "on_demand" in picks else 0,
                 spot_alike=spot if "spot" in picks else 0,
+                reserved_1y_alike=reserved_1y if "reserved_1y" in picks else 0,
+                reserved_3y_alike=reserved_3y if "reserved_3y" in picks else 0,
             )
         )
     return tuple(candidates)

@@ -1,6 +1,7 @@
 """The complete charge of a job plan as the API shows it: the breakdown with the rule behind every
-part (``cost.assumptions``), the reliability estimate, the data moved, and on-demand, spot and owned
-side by side."""
+part (``cost.assumptions``), the reliability estimate, the data moved, and the best plan of each kind
+of price (on-demand, spot, reserved 1 y / 3 y, owned) side by side, each with the basis it is priced
+on: a reservation's whole terms and an owned GPU's assumed utilisation are said, never implied."""
 
 from __future__ import annotations
 
@@ -11,18 +12,21 @@ from solver import (
     CHARGE_NAMES,
     DEADLINE_CONFIDENCE,
     HOURS_PER_MONTH,
+    PRICE_KINDS,
+    RESERVED_TERM_HOURS,
     Band,
     Candidate,
     JobTerms,
     JobTermsWithRules,
     PlanResult,
+    Supply,
     complete_bands,
     interruption_rate,
     provider_class,
     supply_rates,
 )
 
-__all__ = ["cost_out", "data_out", "pricing_options", "reliability_out"]
+__all__ = ["cost_out", "data_out", "price_basis", "pricing_options", "reliability_out"]
 
 _METHOD = (
     "expected interruptions = rate × GPUs × (compute + checkpoint hours); each costs the restart plus "
@@ -84,6 +88,24 @@ def _source(seller: ResolvedCost | None, field: str) -> str:
     return "no provider-costs sheet: 0" if seller is None else seller.sources[field]
 
 
+def price_basis(supply: Supply) -> str:
+    """How a supply's hours are priced and billed, in words (owned: its stated utilisation basis)."""
+    if supply.pricing == "owned":
+        return supply.price_source
+    rate = f"${supply.usd_per_unit_hour:,.2f}/h per instance"
+    if supply.pricing == "reserved_1y" or supply.pricing == "reserved_3y":
+        term = RESERVED_TERM_HOURS[supply.pricing]
+        return (
+            f"reserved for {term // 8_760} year(s) at {rate}: a commitment billed for whole {term:,} h terms "
+            "per instance whether the instances are busy or not, so the job pays every hour of the term"
+        )
+    increment = supply.billing_increment_s
+    billed = f"billed in {increment} s increments" if increment > 0 else "billed as used"
+    if supply.pricing == "spot":
+        return f"spot at {rate}, {billed}; interruptible: expected preemptions are charged"
+    return f"on demand at {rate}, {billed}"
+
+
 def _assumptions(
     c: Candidate, job: JobTermsWithRules, seller: ResolvedCost | None, architecture: str
 ) -> dict[str, str]:
@@ -97,7 +119,8 @@ def _assumptions(
     )
     spot = c.supply.pricing == "spot"
     texts = {
-        "compute_usd": f"${c.usd_per_hour:,.2f}/h × {c.compute_hours:,.2f} compute hours (throughput model)",
+        "compute_usd": f"${c.usd_per_hour:,.2f}/h × {c.compute_hours:,.2f} compute hours (throughput model)"
+        + ("" if c.supply.pricing in ("on_demand", "spot") else f"; {price_basis(c.supply)}"),
         "setup_usd": (
             f"{terms.startup_hours * 60:g} min to start ({_source(seller, 'startup_minutes')}) + "
             f"{j.download_gb:,.2f} GB (model: {rules['model_download_gb']}; dataset: {rules['dataset_gb']}) "
@@ -153,12 +176,14 @@ def cost_out(c: Candidate, job: JobTermsWithRules, snapshot: CatalogSnapshot) ->
     )
 
 
-def pricing_options(result: PlanResult) -> list[PricingOptionOut]:
-    """The best of each kind of price, when more than one kind could run the job."""
+def pricing_options(result: PlanResult, owned_utilization: float) -> list[PricingOptionOut]:
+    """The best of each kind of price, each optimised on its own (the planner keeps every kind's
+    optimum), when more than one kind could run the job; owned options name the utilisation their
+    price assumes."""
     if len(result.by_pricing) < 2:
         return []
     options = []
-    for pricing in ("on_demand", "spot", "owned"):
+    for pricing in PRICE_KINDS:
         c = result.by_pricing.get(pricing)
         if c is None:
             continue
@@ -178,6 +203,8 @@ def pricing_options(result: PlanResult) -> list[PricingOptionOut]:
                 breakdown=dict(c.charges.breakdown),
                 expected_interruptions=c.charges.interruptions,
                 expected_preemptions=c.charges.preemptions,
+                price_basis=price_basis(c.supply),
+                owned_utilization=owned_utilization if pricing == "owned" else None,
             )
         )
     return options

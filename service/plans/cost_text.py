@@ -56,3 +56,6 @@ def print_costs(plan: PlanOut) -> None:
                 headers=["price", "GPUs", "from", "hours", "total", "preemptions"],
             )
         )
+        for option in plan.pricing_options:
+            if option.pricing != "on_demand":  # on demand is the plain rate; the others say their terms
+                print(f"{option.pricing.replace('_', '-')}: {option.price_basis}")

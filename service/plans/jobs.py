@@ -123,7 +123,7 @@ class JobPlans:
             alternatives=_alternatives(result),
             rejected=rejected_gpus(inputs.snapshot, result.rejected),
             pareto=_pareto(result),
-            pricing_options=pricing_options(result),
+            pricing_options=pricing_options(result, request.owned_utilization),
             warnings=[
                 *candidate_warnings(chosen, request.constraints.deadline_hours),
                 *host_warnings(inputs.supplies, [chosen.supply]),

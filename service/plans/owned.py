@@ -8,9 +8,17 @@ otherwise).
 
 An owned GPU is priced per **busy** hour: its yearly cost (capital annualised over its life, hosting,
 maintenance, idle energy — ``pricing.ownership.tco``) spread over the busy share ``owned_utilization`` of its
-hours, plus the energy of a busy hour. Owned GPUs come in servers of up to 8 (1, 2, 4 or 8 per node,
-linked as that form factor's board is; more GPUs are several 8-GPU nodes). Busy hours are not rounded.
-Setup, storage and interruptions follow the ``owned`` class row of the provider-cost sheets.
+hours, plus the energy of a busy hour. That share is the request's (default 0.85) and it is an
+assumption: it holds only when other work keeps the hardware busy after this job, so every owned
+supply states it, with what one purchase unit costs to buy, for a one-off job to weigh.
+
+Owned GPUs are bought in whole purchase units (``pricing.purchase_unit``: 8-GPU boards for SXM/OAM
+parts, 72-GPU NVL72 racks for GB200/GB300, servers of 1, 2, 4 or 8 PCIe cards), each linked as that
+unit's board or rack is; more GPUs are several units, and a plan uses every GPU of the units it buys.
+MIG slices are the one exception: a slice is priced as its share of a GPU on the same utilisation
+basis, the other slices (and the server's other GPUs) serving other work.
+Busy hours are not rounded. Setup, storage and interruptions follow the ``owned`` class row of the
+provider-cost sheets.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from pricing import (
     derive_interconnect,
     owned_network,
     owned_usd_per_busy_gpu_hour,
+    purchase_unit,
     terms_of,
 )
 from service.db.snapshot import CatalogSnapshot, Derived
@@ -32,7 +41,6 @@ from solver import GpuSpec, Rejection, Supply, SupplyTerms
 __all__ = ["OWNED_SUPPLIES", "OwnedSupplies", "owned_supplies"]
 
 _INPUTS = OwnershipInputs.__struct_fields__
-_NODE_SIZES = (1, 2, 4, 8)
 
 
 class OwnedSupplies:
@@ -85,6 +93,45 @@ def _slice_supplies(
     return found
 
 
+def _basis(inputs: OwnershipInputs, rate: float, utilization: float, citation: str) -> str:
+    """How an owned busy hour is priced, with the utilisation named as the assumption it is."""
+    return (
+        f"owned at ${rate:,.2f} per busy GPU-hour at {utilization:.0%} utilisation (owned_utilization, an "
+        "assumption: the hardware's yearly cost is spread over that share of its hours, so other work must "
+        "keep it busy after this job; a one-off job that leaves it idle pays far more): purchase "
+        f"${inputs.purchase_price_usd_per_gpu:,.0f} ({citation}), overhead x{inputs.server_overhead_factor:g}, "
+        f"{inputs.useful_life_years:g}-year life, {inputs.power_kw_per_gpu:g} kW at PUE {inputs.pue:g} and "
+        f"${inputs.electricity_usd_per_kwh:g}/kWh, colocation ${inputs.colocation_usd_per_kw_month:g}/kW-month, "
+        f"maintenance {inputs.maintenance_fraction_per_year:.0%}/year, discount rate {inputs.discount_rate:.0%}"
+    )
+
+
+def _unit_text(inputs: OwnershipInputs, size: int, rule: str) -> str:
+    """The purchase-unit rule and what one such unit costs to buy (what a one-off job commits to)."""
+    outlay = inputs.purchase_price_usd_per_gpu * inputs.server_overhead_factor * size
+    return f"{rule}; one {size}-GPU unit costs ${outlay:,.0f} to buy"
+
+
+def _unit_supply(
+    gpu: GpuSpec, size: int, rate: float, terms: SupplyTerms, version: int | None, source: str
+) -> Supply:
+    interconnect, _rule = derive_interconnect(gpu, size, "")
+    return Supply(
+        supply_id=f"own:{gpu.gpu_id}:{size}",
+        acquisition="own",
+        pricing="owned",
+        gpu_id=gpu.gpu_id,
+        gpus_per_unit=size,
+        interconnect=interconnect,
+        network=owned_network(gpu, size),
+        usd_per_unit_hour=rate * size,
+        billing_increment_s=0,
+        terms=terms,
+        price_source=source,
+        sheet_version=version,
+    )
+
+
 def owned_supplies(snapshot: CatalogSnapshot, utilization: float) -> tuple[list[Supply], list[Rejection]]:
     """Owned supplies for every GPU the sheets price, and why the others cannot be owned."""
     rows = snapshot.ownership
@@ -110,32 +157,15 @@ def owned_supplies(snapshot: CatalogSnapshot, utilization: float) -> tuple[list[
         inputs = OwnershipInputs(**{name: value.value for name, value in values.items()})
         rate = owned_usd_per_busy_gpu_hour(inputs, utilization)
         price = values["purchase_price_usd_per_gpu"]
-        source = (
-            f"owned at ${rate:,.2f} per busy GPU-hour at {utilization:.0%} utilisation: purchase "
-            f"${inputs.purchase_price_usd_per_gpu:,.0f} ({price.citation}), overhead x{inputs.server_overhead_factor:g}, "
-            f"{inputs.useful_life_years:g}-year life, {inputs.power_kw_per_gpu:g} kW at PUE {inputs.pue:g} and "
-            f"${inputs.electricity_usd_per_kwh:g}/kWh, colocation ${inputs.colocation_usd_per_kw_month:g}/kW-month, "
-            f"maintenance {inputs.maintenance_fraction_per_year:.0%}/year, discount rate {inputs.discount_rate:.0%}"
-        )
+        source = _basis(inputs, rate, utilization, price.citation)
         version = price.sheet_version
         terms = terms_of(costs, gpu, spot=False)
         supplies.extend(_slice_supplies(snapshot, gpu, rate, source, version, terms))
-        for size in _NODE_SIZES:
-            interconnect, _rule = derive_interconnect(gpu, size, "")
+        unit = purchase_unit(gpu)
+        for size in unit.sizes:
             supplies.append(
-                Supply(
-                    supply_id=f"own:{gpu_id}:{size}",
-                    acquisition="own",
-                    pricing="owned",
-                    gpu_id=gpu_id,
-                    gpus_per_unit=size,
-                    interconnect=interconnect,
-                    network=owned_network(gpu, size),
-                    usd_per_unit_hour=rate * size,
-                    billing_increment_s=0,
-                    terms=terms,
-                    price_source=source,
-                    sheet_version=version,
+                _unit_supply(
+                    gpu, size, rate, terms, version, f"{source}; {_unit_text(inputs, size, unit.rule)}"
                 )
             )
     return supplies, rejections

@@ -17,7 +17,9 @@ from solver import (
     MemoryBreakdown,
     Network,
     PlanWarning,
+    PriceKind,
     ProfileSource,
+    RentedKind,
     ScalingEstimate,
 )
 
@@ -58,7 +60,7 @@ class OfferRef(OfferKey, kw_only=True):
     network: Network
     """The network between this offer's instances (what a multi-instance choice was priced on)."""
     price_per_hour_usd: float
-    pricing: Literal["on_demand", "spot"]
+    pricing: RentedKind
     sheet_version: int | None
 
 
@@ -214,9 +216,10 @@ class CostOut(msgspec.Struct, kw_only=True):
 
 
 class PricingOptionOut(msgspec.Struct, kw_only=True):
-    """The best configuration at one kind of price (on-demand, spot, owned), to compare side by side."""
+    """The best configuration at one kind of price (on-demand, spot, reserved 1 y / 3 y, owned), each
+    optimised on its own under the same constraints, to compare side by side."""
 
-    pricing: Literal["on_demand", "spot", "owned"]
+    pricing: PriceKind
     chosen: bool
     gpu: str
     gpu_count: int
@@ -229,6 +232,12 @@ class PricingOptionOut(msgspec.Struct, kw_only=True):
     breakdown: dict[str, float]
     expected_interruptions: float
     expected_preemptions: float
+    price_basis: str
+    """How this kind is priced: per hour billed in increments, whole reserved terms, or owned busy
+    hours at a stated utilisation (an assumption)."""
+    owned_utilization: float | None = None
+    """Owned only: the busy share of the hardware's hours its price assumes (the request's
+    ``owned_utilization``)."""
 
 
 class AlternativeOut(msgspec.Struct, kw_only=True):

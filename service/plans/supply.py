@@ -7,6 +7,11 @@ that passes its filters. A plan's cost therefore grows with the number of distin
 number of offers: a catalog ten or a hundred times larger, made of the same kinds of instances, plans in
 about the same time.
 
+Each offer is a supply at every kind of price its sheet states: on demand, spot, and reserved for 1 or
+3 years (``reserved_1y_price_per_hour_usd`` / ``reserved_3y_price_per_hour_usd``). A reservation is
+billed for its whole term, so its billing increment is the term (:data:`solver.RESERVED_TERM_HOURS`);
+spot needs ``constraints.spot`` and reservations ``constraints.reserved``.
+
 Every rented supply keeps the offer it prices as a typed :class:`~service.plans.schemas.OfferRef`
 (``SupplySet.offers``, by supply id), so rendering never parses an id.
 """
@@ -15,7 +20,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Literal
 
 import msgspec
 
@@ -25,12 +29,14 @@ from service.db.snapshot import CatalogSnapshot, CurrentOffer, Derived
 from service.errors import InvalidParameter
 from service.plans.schemas import OfferRef
 from solver import (
+    RESERVED_TERM_HOURS,
     HostSpec,
     Interconnect,
     Network,
     PlanBase,
     Rejection,
     RejectionReason,
+    RentedKind,
     Supply,
     SupplyTerms,
     host_shortfall,
@@ -49,7 +55,7 @@ __all__ = [
     "rental_supplies",
 ]
 
-Pricing = Literal["on_demand", "spot"]
+Pricing = RentedKind
 
 
 class OfferGroup(msgspec.Struct, frozen=True, kw_only=True):
@@ -84,6 +90,24 @@ def _offered_gpu(snapshot: CatalogSnapshot, offer: RentalOffer) -> str | None:
     return found if found in snapshot.mig_slices else None
 
 
+def _prices(current: CurrentOffer) -> Sequence[tuple[Pricing, float | None, int]]:
+    """Each kind of price of an offer, with how many current offers of its kind it stands for."""
+    offer = current.offer
+    return (
+        ("on_demand", offer.price_per_hour_usd, current.on_demand_alike),
+        ("spot", offer.spot_price_per_hour_usd, current.spot_alike),
+        ("reserved_1y", offer.reserved_1y_price_per_hour_usd, current.reserved_1y_alike),
+        ("reserved_3y", offer.reserved_3y_price_per_hour_usd, current.reserved_3y_alike),
+    )
+
+
+def _increment_s(pricing: Pricing, offer: RentalOffer) -> int:
+    """What one billed increment is: the offer's own, or a reservation's whole term."""
+    if pricing == "reserved_1y" or pricing == "reserved_3y":
+        return RESERVED_TERM_HOURS[pricing] * 3600
+    return offer.billing_increment_s
+
+
 def build_supply_index(snapshot: CatalogSnapshot) -> SupplyIndex:
     """Group the snapshot's candidate offers by everything but price (on-demand and spot prices
     apart); an offer of MIG slices is an offer of the slice's own GPU entry. The candidates are the
@@ -105,11 +129,7 @@ def build_supply_index(snapshot: CatalogSnapshot) -> SupplyIndex:
         gpu_id = _offered_gpu(snapshot, offer)
         if gpu_id is None:
             continue
-        prices: Sequence[tuple[Pricing, float | None, int]] = (
-            ("on_demand", offer.price_per_hour_usd, current.on_demand_alike),
-            ("spot", offer.spot_price_per_hour_usd, current.spot_alike),
-        )
-        for pricing, price, stands_for in prices:
+        for pricing, price, stands_for in _prices(current):
             if price is None:
                 continue
             key = (
@@ -117,14 +137,17 @@ def build_supply_index(snapshot: CatalogSnapshot) -> SupplyIndex:
                 gpu_id,
                 offer.gpus_per_instance,
                 offer.interconnect,
-                offer.billing_increment_s,
+                _increment_s(pricing, offer),
                 offer.network_class,
                 offer.network_gbps,
                 signature,
             )
             grouped.setdefault(key, []).append((price, current))
             alike[key] = alike.get(key, 0) + stands_for
-        (spot_only if offer.price_per_hour_usd is None else has_on_demand).add(gpu_id)
+        if offer.price_per_hour_usd is not None:
+            has_on_demand.add(gpu_id)
+        elif offer.spot_price_per_hour_usd is not None:
+            spot_only.add(gpu_id)
     groups: list[OfferGroup] = []
     for group_key, members in sorted(grouped.items()):
         pricing, gpu_id, count, interconnect, increment, _, _, signature = group_key
@@ -187,6 +210,8 @@ class SupplyFilter(msgspec.Struct, frozen=True, kw_only=True):
     gpus: frozenset[str] | None
     excluded: frozenset[str]
     spot: bool
+    reserved: bool = False
+    """Reserved (committed) prices allowed (``constraints.reserved``)."""
     host: HostSpec | None = None
     """What each GPU needs from its host (rentals only; None when nothing is asked)."""
 
@@ -205,6 +230,7 @@ class SupplyFilter(msgspec.Struct, frozen=True, kw_only=True):
             gpus=_gpu_ids(snapshot, limits.gpus, "constraints.gpus"),
             excluded=_gpu_ids(snapshot, limits.exclude_gpus, "constraints.exclude_gpus") or frozenset(),
             spot=limits.spot,
+            reserved=limits.reserved,
             host=request.host if renting and request.host is not None and request.host.asks() else None,
         )
 
@@ -236,7 +262,7 @@ def _rented(group: OfferGroup, price: float, current: CurrentOffer) -> tuple[Sup
         interconnect=offer.interconnect,
         network=offer.network,
         usd_per_unit_hour=price,
-        billing_increment_s=offer.billing_increment_s,
+        billing_increment_s=group.billing_increment_s,
         terms=group.terms,
         provider=offer.provider,
         instance_type=offer.instance_type,
@@ -272,6 +298,8 @@ def _group_rejection(index: SupplyIndex, group: OfferGroup, filters: SupplyFilte
         return (
             "only spot offers and constraints.spot is false" if group.gpu_id in index.spot_only_gpus else ""
         )
+    if group.pricing in ("reserved_1y", "reserved_3y") and not filters.reserved:
+        return ""  # a commitment is opt-in: passed over silently, as dearer offers are
     return None
 
 

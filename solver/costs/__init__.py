@@ -20,6 +20,7 @@ from solver.costs.charges import (
     supply_rates,
 )
 from solver.costs.job_terms import CHECKPOINTS_KEPT, JobTermsWithRules, job_terms
+from solver.costs.price_kinds import PRICE_KINDS, RESERVED_TERM_HOURS, PriceKind, RentedKind, ReservedKind
 from solver.costs.reliability import (
     DEFAULT_RESTART_MINUTES,
     INTERRUPTION_RATES,
@@ -40,12 +41,17 @@ __all__ = [
     "INTERRUPTION_RATES",
     "MARKETPLACE_RATE_MULTIPLE",
     "NOTHING_MOVED",
+    "PRICE_KINDS",
+    "RESERVED_TERM_HOURS",
     "Charge",
     "ChargeSummary",
     "Charges",
     "InterruptionRate",
     "JobTerms",
     "JobTermsWithRules",
+    "PriceKind",
+    "RentedKind",
+    "ReservedKind",
     "SupplyTerms",
     "complete_charges",
     "failure_rates",

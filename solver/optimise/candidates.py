@@ -1,7 +1,8 @@
 """Enumerate the configurations that could run a job: supply × units × parallel layout.
 
-A *supply* is one way to get GPUs: a rental offer (one instance type at an on-demand or spot price) or
-owned GPUs (priced per busy hour). For each supply shape the enumeration tries GPU counts up to
+A *supply* is one way to get GPUs: a rental offer (one instance type at an on-demand, spot or
+reserved price; a reservation bills whole terms, :mod:`solver.costs.price_kinds`) or owned GPUs
+(priced per busy hour). For each supply shape the enumeration tries GPU counts up to
 ``max_gpus`` (:func:`~solver.optimise.shape_steps.gpu_counts`: every 8 up to 512, four per doubling
 beyond, so 65,536-GPU plans stay small) and, for each count, the layout the search chooses
 (:mod:`solver.throughput.layout_search`: tensor parallelism inside the NVLink domain, pipeline stages,
@@ -30,6 +31,7 @@ from solver.costs.charges import (
     JobTerms,
     SupplyTerms,
 )
+from solver.costs.price_kinds import PriceKind
 from solver.errors import Rejection, RejectionReason
 from solver.memory.peak import MemoryEstimate
 from solver.optimise.config_grid import ConfigGrid, Selection, select
@@ -69,7 +71,7 @@ class Supply(msgspec.Struct, frozen=True, kw_only=True):
 
     supply_id: str
     acquisition: Literal["rent", "own"]
-    pricing: Literal["on_demand", "spot", "owned"]
+    pricing: PriceKind
     gpu_id: str
     gpus_per_unit: int
     interconnect: Interconnect
@@ -130,8 +132,10 @@ class Enumeration(msgspec.Struct, frozen=True, kw_only=True):
     looked at.
 
     ``candidates`` keeps every configuration that no other beats on both cost and hours, and the best
-    of each (GPU, seller) pair by cost and by hours: the optimum under any objective, deadline and
-    budget, and every alternative a plan lists, are among them. ``rejections`` holds one per GPU type
+    of each (GPU, seller, kind of price) group by cost and by hours: the optimum under any objective,
+    deadline and budget, every alternative a plan lists, and the optimum of each kind of price on its
+    own (a plan's ``pricing_options``: the on-demand one must be the plan spot-free would give, even
+    where a spot row of the same seller beats it on both counts) are among them. ``rejections`` holds one per GPU type
     and reason: the one that tried the most GPUs (the first found on a tie). ``feasible`` counts all
     configurations that passed.
     """
@@ -226,7 +230,7 @@ class _Enumerator:
         self.rejections = _Rejections()
         self.grid = ConfigGrid()
         self.added: list[tuple[Supply, list[ShapeStep]]] = []
-        self.groups: dict[tuple[str, str], int] = {}
+        self.groups: dict[tuple[str, str, str], int] = {}
         self.gpu_numbers: dict[str, int] = {}
         self.told: set[Hashable] = set()  # shapes whose failing counts were reported
 
@@ -259,7 +263,8 @@ class _Enumerator:
                 reason, detail = step.rejection
                 rank = step.need_gib if reason == "memory" else None
                 self.rejections.add(supply, reason, step.gpu_count, "{}", detail, rank=rank)
-        seller = (supply.gpu_id, supply.provider or supply.acquisition)
+        # per kind of price too: each kind's own optimum must survive the pruning (pricing_options)
+        seller = (supply.gpu_id, supply.provider or supply.acquisition, supply.pricing)
         self.grid.add(table.hours, table.units, table.gpu_counts, price=supply.usd_per_unit_hour,
                       increment_s=supply.billing_increment_s, group=self.groups.setdefault(seller, len(self.groups)),
                       gpu=self.gpu_numbers.setdefault(supply.gpu_id, len(self.gpu_numbers)), terms=supply.terms)  # fmt: skip

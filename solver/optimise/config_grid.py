@@ -8,8 +8,9 @@ same order of operations as a scalar loop (so the floats are identical), and sel
   complete charge (:mod:`solver.costs.charges`: compute, setup, checkpoints, failures, preemption, billing
   rounding, storage and data transfer) and its hours the wall time that charge pays for;
 * for each GPU type, the deadline (and budget) rejection that tried the most GPUs, first on a tie;
-* the rows no other feasible row beats on both cost and hours, and each (GPU, seller) group's best by
-  (cost, hours) and by (hours, cost) — ties to the row found first.
+* the rows no other feasible row beats on both cost and hours, and each (GPU, seller, kind of price)
+  group's best by (cost, hours) and by (hours, cost) — ties to the row found first; the kind of price
+  is part of the group so that each kind's own optimum survives (it is shown beside the choice).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ _Ints = npt.NDArray[np.int64]
 
 class ConfigGrid(msgspec.Struct, kw_only=True):
     """Configurations as parallel columns, appended one supply at a time: the steps' columns, and each
-    supply's price, billing increment, (GPU, seller) group number, GPU number and step count.
+    supply's price, billing increment, (GPU, seller, kind of price) group number, GPU number and step count.
 
     ``hours`` is NaN where a step cannot run (it is then neither feasible nor a deadline rejection).
     """

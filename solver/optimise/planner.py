@@ -61,7 +61,8 @@ class PlanResult(msgspec.Struct, frozen=True, kw_only=True):
     rejected: dict[str, list[Rejection]]
     """Every GPU type that cannot run the job, with one rejection per reason."""
     by_pricing: dict[str, Candidate]
-    """The best feasible candidate of each kind of price (on_demand, spot, owned) by the objective."""
+    """The best feasible candidate of each kind of price (on_demand, spot, reserved_1y, reserved_3y,
+    owned) by the objective: each kind's own optimum, which the enumeration keeps for every kind."""
     candidates: int
     pruned: int
     configurations_tried: int

@@ -75,6 +75,16 @@ class PlanConstraints(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     ) = None
     ecc: Annotated[bool, Meta(description="true: only GPUs with ECC memory.")] | None = None
     spot: Annotated[bool, Meta(description="Allow spot (interruptible) prices.")] = False
+    reserved: Annotated[
+        bool,
+        Meta(
+            description=(
+                "Allow reserved (committed 1- or 3-year) prices where a price sheet states them. A "
+                "commitment is billed for its whole term (8,760 or 26,280 hours per instance) whether used "
+                "or not; off by default so that a one-off job is never put on a commitment unasked."
+            )
+        ),
+    ] = False
     memory_headroom: Annotated[
         float,
         Meta(

@@ -61,9 +61,11 @@ def test_rejections_never_list_a_slice(client: Client, store: Store) -> None:
 
 
 def test_the_fleet_mixes_slices_and_whole_gpus(client: Client) -> None:
+    """Whole owned B200 are bought as 8-GPU servers (purchase units, issue 24), so the rate is one that
+    fills a server with replicas and leaves a remainder for slices."""
     body = {
         **SMALL_AT_LOW_RATE,
-        "requests_per_s": 40,
+        "requests_per_s": 300,
         "request_mix": [
             {"input_tokens": 200, "output_tokens": 200, "share": 0.7},
             {"input_tokens": 1000, "output_tokens": 500, "share": 0.3},
@@ -72,6 +74,7 @@ def test_the_fleet_mixes_slices_and_whole_gpus(client: Client) -> None:
     plan = client.post("/v1/plans", json=body).json()
     kinds = {r["mig"] is None for r in plan["choice"]["replicas"]}
     assert kinds == {True, False}, plan["choice"]
+    assert all(r["replicas"] % 8 == 0 for r in plan["choice"]["replicas"] if r["mig"] is None)
     assert plan["cost"]["usd_per_hour"] <= plan["best_single_type"]["usd_per_hour"] + 1e-9
 
 
