@@ -78,7 +78,7 @@ bench: $(STAMP)
 	$(BIN)/pytest tests/perf -m perf -p no:cacheprovider -s
 
 accuracy: $(STAMP)
-	$(BIN)/pytest tests/solver/throughput/test_accuracy.py tests/solver/memory/test_peak.py -m "accuracy or not accuracy" -p no:cacheprovider -s -q
+	$(BIN)/pytest tests/solver/throughput/test_accuracy.py tests/solver/memory/test_peak.py tests/solver/engine/test_accuracy.py -m "accuracy or not accuracy" -p no:cacheprovider -s -q
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

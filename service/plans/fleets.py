@@ -54,12 +54,14 @@ from solver import (
     RequestClass,
     ResolvedWorkload,
     ServingPlan,
+    ServingSetup,
     ServingSlo,
     Supply,
     Workload,
     best_single_type,
     by_gpu,
-    class_capacity,
+    engine_capacity,
+    hardware_of,
     resolve_workload,
     solve_fleet,
 )
@@ -287,18 +289,14 @@ def _capacity(
         if len(cache) >= _MAX_CAPACITIES:  # bounded: odd request sizes cannot grow it without end
             cache.clear()
         snapshot = inputs.snapshot
-        found = cache[key] = class_capacity(
-            snapshot.serving,
-            resolved,
-            gpu,
-            tp,
-            cls,
-            inputs.request.slo,
-            profiles=snapshot.profiles,
-            gpus=snapshot.gpus,
-            interconnect=interconnect,
-            index=index,
+        hardware = (
+            index.hardware(gpu.gpu_id)
+            if gpu.gpu_id in index.gpus
+            else hardware_of(gpu, snapshot.gpus_and_slices())
         )
+        setup = ServingSetup(arch=resolved.arch, gpu=gpu, hardware=hardware, precision=resolved.precision,
+                             interconnect=interconnect)  # fmt: skip
+        found = cache[key] = engine_capacity(snapshot.serving, setup, tp, cls, slo)
     return cast(Capacity, found)
 
 

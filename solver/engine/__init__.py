@@ -3,6 +3,13 @@
 The face of ``solver.engine``: the engines' profiles, the replica builder, the step-cost roofline,
 the simulation and its results."""
 
+from solver.engine.capacity import (
+    BISECTIONS,
+    MAX_UTILIZATION,
+    SLO_REQUESTS,
+    engine_capacity,
+    replica_capacity,
+)
 from solver.engine.load import STEP_BUDGET, request_count, run_load, sizes_of
 from solver.engine.profiles import ENGINE_PROFILES, ENGINES, Engine, EngineProfile, engine_profile
 from solver.engine.replica import (
@@ -12,7 +19,7 @@ from solver.engine.replica import (
     kv_element_bytes,
     weight_bytes_per_param,
 )
-from solver.engine.result import STABLE_SHARE, EngineResult, Percentiles, summarise
+from solver.engine.result import KEEP_UP, EngineResult, Percentiles, summarise
 from solver.engine.serve import (
     MIN_KV_REQUESTS,
     ServedLoad,
@@ -25,11 +32,14 @@ from solver.engine.simulate import WARMUP_SHARE, Replica, SimulatedRequest, simu
 from solver.engine.step_cost import StepCost, StepShape
 
 __all__ = [
+    "BISECTIONS",
     "ENGINES",
     "ENGINE_PROFILES",
+    "KEEP_UP",
+    "MAX_UTILIZATION",
     "MIN_KV_REQUESTS",
     "RUNTIME_RESERVE_GIB",
-    "STABLE_SHARE",
+    "SLO_REQUESTS",
     "STEP_BUDGET",
     "WARMUP_SHARE",
     "Engine",
@@ -45,8 +55,10 @@ __all__ = [
     "StepShape",
     "build_replica",
     "choose_tp",
+    "engine_capacity",
     "engine_profile",
     "kv_element_bytes",
+    "replica_capacity",
     "request_count",
     "run_load",
     "serve_at_load",

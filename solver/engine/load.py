@@ -2,9 +2,10 @@
 
 The mix's classes are interleaved in proportion to their shares (a seeded shuffle of the class of
 each request, so the order is deterministic). How many requests run, unless the load says: enough
-for a steady state — three rounds of the replica's batch for a batch or stream, ten per client in a
+for a steady state — four rounds of the batch the replica can hold (``max_num_seqs``, or fewer where
+the KV cache runs out first; at least 200 requests) for a batch or stream, ten per client in a
 closed loop — bounded so one simulation stays near :data:`STEP_BUDGET` engine steps (a step per
-generated token of the batch) and within 20 to 3,000 requests.
+generated token of the batch) and within 20 to 4,096 requests.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import random
 from collections.abc import Sequence
 from typing import Final
 
-from solver.engine.result import EngineResult, summarise
+from solver.engine.result import KEEP_UP, EngineResult, summarise
 from solver.engine.simulate import Replica, simulate
 from solver.spec.serving import ServingLoad
 
@@ -38,22 +39,37 @@ def request_count(replica: Replica, classes: Sequence[tuple[int, int, float]], l
         return load.requests
     name, value = load.mode()
     mean_output = sum(output * share for _, output, share in classes)
-    in_flight = min(value if name == "concurrency" else replica.max_seqs, replica.max_seqs)
-    wanted = 10 * value if name == "concurrency" else 3 * replica.max_seqs
+    mean_size = sum((prompt + output) * share for prompt, output, share in classes)
+    batch = max(1, min(replica.max_seqs, int(replica.kv_capacity_tokens / max(mean_size, 1.0))))
+    in_flight = min(value, batch) if name == "concurrency" else batch
+    wanted = 10 * value if name == "concurrency" else max(4 * batch, 200)
     affordable = STEP_BUDGET * max(in_flight, 1) / max(mean_output, 1.0)
-    return int(min(max(min(wanted, affordable), 20), 3000))
+    return int(min(max(min(wanted, affordable), 20), 4096))
 
 
 def run_load(
-    replica: Replica, classes: Sequence[tuple[int, int, float]], load: ServingLoad, seed: int = 0
+    replica: Replica,
+    classes: Sequence[tuple[int, int, float]],
+    load: ServingLoad,
+    seed: int = 0,
+    *,
+    saturated: float | None = None,
 ) -> EngineResult:
-    """Simulate ``load`` of the mix ``classes`` on ``replica``."""
+    """Simulate ``load`` of the mix ``classes`` on ``replica``. A Poisson rate is judged sustained
+    against the replica's saturated rate (``saturated`` requests/s, simulated offline when not given)."""
     name, value = load.mode()
     count = request_count(replica, classes, load)
     sizes = sizes_of(classes, count, seed)
     done = simulate(replica, sizes, load=name, value=value, requests=len(sizes), seed=seed)
+    if not done:
+        return _nothing(math.inf)
+    stable = True
+    if name == "requests_per_s":
+        if saturated is None:
+            saturated = run_load(replica, classes, ServingLoad(offline=True), seed).requests_per_s
+        stable = value <= KEEP_UP * saturated
     prompts = [sizes[i % len(sizes)][0] for i in range(len(done))]
-    return summarise(done, prompts, name) if done else _nothing(math.inf)
+    return summarise(done, prompts, name, stable=stable)
 
 
 def _nothing(latency: float) -> EngineResult:

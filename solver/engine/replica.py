@@ -19,6 +19,7 @@ from solver.catalog.precisions import PrecisionClass
 from solver.engine.profiles import Engine, engine_profile
 from solver.engine.simulate import Replica
 from solver.engine.step_cost import StepCost
+from solver.errors import ThroughputUnavailable
 from solver.throughput.hardware import Hardware
 from solver.throughput.links import instance_links
 
@@ -62,8 +63,13 @@ def weight_bytes_per_param(precision: str) -> float:
 
 
 def _speed(hardware: Hardware, precision: str) -> PrecisionClass:
-    wanted = _SPEED[precision]
-    return wanted if hardware.supports(wanted) else "bf16"
+    """The matmul class ``precision`` runs at: its own, else 16-bit, else fp32 (a GPU without tensor
+    cores for it dequantises or upcasts; :func:`~solver.catalog.precisions.precision_refusal` is the
+    caller's check that it can run the format at all)."""
+    for option in (_SPEED[precision], "bf16", "fp32"):
+        if hardware.supports(option):
+            return option
+    raise ThroughputUnavailable(f"{hardware.gpu_id} has no matmul rate for {precision}")
 
 
 def build_replica(

@@ -1,10 +1,11 @@
 """What a simulated load gives: throughput, latency percentiles and whether the replica kept up.
 
 Throughput counts the measured requests only: for an ``offline`` batch every request over the time
-the last one finished; for a stream (``concurrency``, ``requests_per_s``) the requests after the
+the last one finished (as offline benchmarks count); for a stream (``concurrency``, ``requests_per_s``) the requests after the
 warm-up share, over the time from the first of them arriving to the last finishing. A Poisson stream
-is *stable* when the replica finished the measured requests at least :data:`STABLE_SHARE` as fast as
-they arrived (beyond that its queue grows without bound and the latencies depend on the run's length).
+is *stable* when its rate is at most :data:`KEEP_UP` of the replica's saturated rate (its simulated
+offline throughput); beyond that its queue grows without bound and the latencies depend on the run's
+length.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ import msgspec
 
 from solver.engine.simulate import WARMUP_SHARE, SimulatedRequest
 
-__all__ = ["STABLE_SHARE", "EngineResult", "Percentiles", "summarise"]
+__all__ = ["KEEP_UP", "EngineResult", "Percentiles", "summarise"]
 
-STABLE_SHARE: Final = 0.97
+KEEP_UP: Final = 0.97
+"""A Poisson stream is sustained when its rate is at most this share of the replica's saturated rate."""
 
 
 class Percentiles(msgspec.Struct, frozen=True, kw_only=True):
@@ -66,20 +68,22 @@ def _percentiles(values: Sequence[float]) -> Percentiles:
     return Percentiles(p50=at(0.5), p90=at(0.9), p99=at(0.99))
 
 
-def summarise(done: Sequence[SimulatedRequest], prompts: Sequence[int], load: str) -> EngineResult:
-    """The result of ``done`` (in arrival order; ``prompts`` their prompt lengths) under ``load``."""
+def summarise(
+    done: Sequence[SimulatedRequest], prompts: Sequence[int], load: str, *, stable: bool = True
+) -> EngineResult:
+    """The result of ``done`` (in arrival order; ``prompts`` their prompt lengths) under ``load``;
+    ``stable`` as the caller judged it (:func:`solver.engine.load.run_load`)."""
     skip = 0 if load == "offline" else int(len(done) * WARMUP_SHARE)
     measured = done[skip:]
     start = 0.0 if load == "offline" else measured[0].arrival
     span = max(max(r.finish for r in measured) - start, 1e-9)
-    output = sum(r.output_tokens for r in measured)
-    prompt = sum(prompts[skip:])
-    arrived = measured[-1].arrival - measured[0].arrival
-    stable = load != "requests_per_s" or arrived <= 0 or arrived / span >= STABLE_SHARE
+    output_rate = sum(r.output_tokens for r in measured) / span
+    prompt_rate = sum(prompts[skip:]) / span
+    request_rate = len(measured) / span
     return EngineResult(
-        output_tokens_per_s=output / span,
-        total_tokens_per_s=(output + prompt) / span,
-        requests_per_s=len(measured) / span,
+        output_tokens_per_s=output_rate,
+        total_tokens_per_s=output_rate + prompt_rate,
+        requests_per_s=request_rate,
         ttft_ms=_percentiles([r.first_token - r.arrival for r in measured]),
         tpot_ms=_percentiles(
             [(r.finish - r.first_token) / (r.output_tokens - 1) for r in measured if r.output_tokens > 1]

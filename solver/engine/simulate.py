@@ -26,10 +26,17 @@ import random
 from collections import deque
 from typing import Final, NamedTuple
 
+import numpy as np
+
 from solver.engine.step_cost import StepCost, StepShape
 
-__all__ = ["WARMUP_SHARE", "Replica", "SimulatedRequest", "simulate"]
+__all__ = ["ADMISSION_WATERMARK", "WARMUP_SHARE", "Replica", "SimulatedRequest", "simulate"]
 
+ADMISSION_WATERMARK: Final = 0.01
+"""Share of the KV cache kept free when admitting (vLLM's block-manager watermark, 1 %), so a newly
+admitted prompt does not force a preemption at the next decode step."""
+_VECTOR_STEPS: Final = 48
+"""Fast-forwards of at least this many steps are priced with numpy (below, a loop is faster)."""
 WARMUP_SHARE: Final = 0.1
 """Share of a stream's first requests whose latencies are not measured (the queue fills up first)."""
 
@@ -155,14 +162,18 @@ class _Engine:
 
     def _schedule(self) -> StepShape:
         replica = self.replica
+        preempted = False
         while self.decoding and self.kv_used() + len(self.decoding) > replica.kv_capacity_tokens:
             self._preempt_last()
+            preempted = True
+        watermark = int(ADMISSION_WATERMARK * replica.kv_capacity_tokens)
         batch = _Batch(replica.token_budget - len(self.decoding),
-                       replica.kv_capacity_tokens - self.kv_used() - len(self.decoding), replica)  # fmt: skip
+                       replica.kv_capacity_tokens - self.kv_used() - len(self.decoding) - watermark, replica)  # fmt: skip
         for seq in self.prefilling:
             batch.take(seq)
         while (
-            self.queue
+            not preempted  # as vLLM V1: a step that preempts admits nothing
+            and self.queue
             and self.queue[0].ready <= self.now
             and batch.room(self.queue[0])
             and (len(self.decoding) + len(self.prefilling) < replica.max_seqs)
@@ -208,6 +219,59 @@ class _Engine:
             del self.decoding[index]
             self.decode_context -= ending.context(self.step)
             self.finished.append((ending, self.now))
+
+    def _admissible(self) -> bool:
+        """Whether the queue's head could be admitted in a step now (ready or not)."""
+        replica, head = self.replica, self.queue[0]
+        if len(self.decoding) + len(self.prefilling) >= replica.max_seqs:
+            return False
+        free = replica.kv_capacity_tokens - self.kv_used() - len(self.decoding)
+        free -= int(ADMISSION_WATERMARK * replica.kv_capacity_tokens)
+        extra = head.output if replica.reserve_output else 0
+        return (
+            replica.token_budget > len(self.decoding) and free >= head.prompt + extra + replica.block_tokens
+        )
+
+    def fast_forward(self, until: float) -> None:
+        """Run pure decode steps up to the step before the next finish, while nothing can be admitted
+        (or nothing arrives before ``until``) and the cache needs no preemption: the same steps
+        :meth:`run_step` would run, without scheduling each."""
+        if self.prefilling or not self.decoding or not self.finishing:
+            return
+        if self.queue and self._admissible():
+            until = min(until, self.queue[0].ready)
+        elif self.queue:
+            until = math.inf  # the head waits for a finish whatever arrives
+        decodes = len(self.decoding)
+        steps = self.finishing[0][0] - self.step - 1
+        if not self.replica.reserve_output:
+            room = self.replica.kv_capacity_tokens - self.kv_used() - decodes
+            steps = min(steps, room // decodes)
+        if steps <= 0 or self.now >= until:
+            return
+        if steps < _VECTOR_STEPS:
+            self._decode_steps(decodes, steps, until)
+            return
+        contexts = self.decode_context + decodes * np.arange(steps, dtype=np.float64)
+        ends = self.now + np.cumsum(self.replica.cost.decode_seconds(decodes, contexts))
+        # run the steps that start before ``until``: each step whose predecessor ended before it
+        taken = min(int(np.searchsorted(ends, until, side="left")) + 1, steps)
+        self.now = float(ends[taken - 1])
+        self.step += taken
+        self.decode_context += decodes * taken
+        if self.replica.reserve_output:
+            self.decode_remaining -= decodes * taken
+
+    def _decode_steps(self, decodes: int, steps: int, until: float) -> None:
+        seconds = self.replica.cost.seconds
+        for _ in range(steps):
+            if self.now >= until:
+                return
+            self.now += seconds(StepShape(decodes, float(self.decode_context)))
+            self.step += 1
+            self.decode_context += decodes
+            if self.replica.reserve_output:
+                self.decode_remaining -= decodes
 
     def run_step(self) -> bool:
         """Schedule and run one step; ``False`` when nothing could run now."""
@@ -260,6 +324,9 @@ def simulate(
         issued += 1
 
     while len(engine.finished) < requests:
+        while arrivals and arrivals[0] <= engine.now:
+            issue(arrivals.popleft())
+        engine.fast_forward(arrivals[0] if arrivals else math.inf)
         while arrivals and arrivals[0] <= engine.now:
             issue(arrivals.popleft())
         seen = len(engine.finished)

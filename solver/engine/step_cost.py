@@ -21,6 +21,9 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+import numpy as np
+import numpy.typing as npt
+
 from solver.catalog.models import ModelArch, active_params
 from solver.engine.profiles import EngineProfile
 
@@ -88,6 +91,20 @@ class StepCost:
             return self.dense_bytes
         touched = 1.0 - math.pow(1.0 - self.expert_share, max(tokens, 1))
         return self.dense_bytes + self.expert_bytes * touched
+
+    def decode_seconds(self, decodes: int, contexts: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """Seconds of pure decode steps of ``decodes`` sequences at each summed context in ``contexts``
+        (what :meth:`seconds` gives each, computed together)."""
+        flops = (self.flops_per_token + self.head_flops) * decodes + self.attention_flops * contexts
+        moved = self.weights_read(decodes) + self.kv_bytes_per_token * (
+            self.kv_read_scale * contexts + decodes
+        )
+        sync = self.sync_bytes_per_token * decodes / self.bus + self.sync_latency if self.tp > 1 else 0.0
+        overhead = self.profile.step_overhead_s + self.profile.sequence_overhead_s * decodes
+        result: npt.NDArray[np.float64] = (
+            overhead + np.maximum(flops / self.compute_rate, moved / self.bandwidth) + sync
+        )
+        return result
 
     def seconds(self, shape: StepShape) -> float:
         """Seconds one step of ``shape`` takes."""

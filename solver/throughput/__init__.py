@@ -1,4 +1,4 @@
-"""Throughput: the class model and its calibration, hardware factors, scaling and links, serving capacity.
+"""Throughput: the class model and its calibration, hardware factors, scaling and links, measured serving capacity.
 
 The face of ``solver.throughput``: every public name of its modules."""
 
@@ -11,20 +11,7 @@ from solver.throughput.at_scale import (
     fit_scale_term,
 )
 from solver.throughput.calibration import IndexMemo, ProfileIndex
-from solver.throughput.capacity import (
-    MAX_CONCURRENT_SEQUENCES,
-    MEMORY_FRACTION,
-    Capacity,
-    CapacityUnavailable,
-    Confidence,
-    Provenance,
-    bucket_of,
-    class_capacity,
-    derive_capacity,
-    derived_capacity,
-    measured_capacity,
-    unavailable_capacity,
-)
+from solver.throughput.capacity import Capacity, Confidence, Provenance, bucket_of, measured_capacity
 from solver.throughput.class_fit import CLASS_PRIORS, PRIOR_SIGMA, ClassModel, FitRow, fit_class_model
 from solver.throughput.class_rows import (
     MAX_DECODE_BATCH,
@@ -168,9 +155,7 @@ __all__ = [
     "LAYOUT_SIGMA",
     "LEVEL_FREE_SOURCES",
     "MAMF_MEASURED",
-    "MAX_CONCURRENT_SEQUENCES",
     "MAX_DECODE_BATCH",
-    "MEMORY_FRACTION",
     "MIN_BATCH_SHARE",
     "NO_SCALE_TERM",
     "NVLINK_BUS_EFFICIENCY",
@@ -195,7 +180,6 @@ __all__ = [
     "Bottleneck",
     "CacheTables",
     "Capacity",
-    "CapacityUnavailable",
     "ClassModel",
     "Confidence",
     "EfficiencyUsed",
@@ -229,15 +213,12 @@ __all__ = [
     "WorkTerms",
     "Zero",
     "bucket_of",
-    "class_capacity",
     "class_group",
     "class_seconds_per_unit",
     "compute_parts",
     "decode_bytes_per_token",
     "decode_parts",
     "default_topology",
-    "derive_capacity",
-    "derived_capacity",
     "estimate_throughput",
     "fit_class_model",
     "fit_row",
@@ -283,7 +264,6 @@ __all__ = [
     "training_scaling",
     "training_terms",
     "training_variant",
-    "unavailable_capacity",
     "uncosted_parts",
     "weighted_median",
     "with_micro_batches",

@@ -56,9 +56,7 @@ def test_every_module_says_why_and_what_it_exports() -> None:
         assert "__all__" in names or path.name == "py.typed", f"{path} has no __all__"
 
 
-LONG_FUNCTIONS_BEING_SPLIT = {
-    "derive_capacity",  # issue 23 replaces it with the engine model
-}
+LONG_FUNCTIONS_BEING_SPLIT: set[str] = set()
 """Functions over the limit that the open issues rewrite; each leaves this set when its issue lands."""
 
 

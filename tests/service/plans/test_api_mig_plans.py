@@ -62,10 +62,11 @@ def test_rejections_never_list_a_slice(client: Client, store: Store) -> None:
 
 def test_the_fleet_mixes_slices_and_whole_gpus(client: Client) -> None:
     """Whole owned B200 are bought as 8-GPU servers (purchase units, issue 24), so the rate is one that
-    fills a server with replicas and leaves a remainder for slices."""
+    fills whole servers with replicas and leaves a remainder for slices (capacities from the engine
+    model, issue 23)."""
     body = {
         **SMALL_AT_LOW_RATE,
-        "requests_per_s": 300,
+        "requests_per_s": 700,
         "request_mix": [
             {"input_tokens": 200, "output_tokens": 200, "share": 0.7},
             {"input_tokens": 1000, "output_tokens": 500, "share": 0.3},

@@ -17,7 +17,7 @@ from solver.engine.profiles import ENGINE_PROFILES
 from solver.spec.serving import ServingLoad
 from tests.solver.engine.serving_rows import ServingRow, catalog
 
-OFFLINE = ServingLoad(offline=True, requests=600)
+OFFLINE = ServingLoad(offline=True)
 FITTED = ("compute_efficiency", "bandwidth_efficiency", "step_overhead_s", "sequence_overhead_s",
           "request_overhead_s")  # fmt: skip
 
