@@ -11,9 +11,16 @@ from tabulate import tabulate
 from service.console import print_json, print_table, read_json_body
 from service.db.store import Store
 from service.estimates.memory import estimate_memory_for
-from service.estimates.schemas import MemoryRequest, MemoryResponse, ThroughputRequest, ThroughputResponse
+from service.estimates.schemas import (
+    MemoryRequest,
+    MemoryResponse,
+    ServingAtLoad,
+    ThroughputRequest,
+    ThroughputResponse,
+)
 from service.estimates.throughput import estimate_throughput_for
 from service.server.client import add_target_options, reach
+from solver import Percentiles
 
 __all__ = ["register"]
 
@@ -65,9 +72,40 @@ def _throughput_rows(result: ThroughputResponse) -> list[tuple[str, Any]]:
                 f"bound by {scaling.bottleneck.replace('_', ' ')}",
             )
         )
+    if result.serving is not None:
+        rows += _serving_rows(result.serving)
     rows.append(("method", result.method))
     rows += [("source", f"{s.source} ({s.profile_id})") for s in result.sources[:5]]
     return rows
+
+
+def _serving_rows(serving: ServingAtLoad) -> list[tuple[str, Any]]:
+    """The engine model's figures at the load (``kind: serving`` with request sizes)."""
+    name, value = serving.load.mode()
+    load = "offline (all queued)" if name == "offline" else f"{name.replace('_', ' ')} {value:g}"
+
+    def ms(p: Percentiles) -> str:
+        return f"p50 {p.p50:,.1f}, p90 {p.p90:,.1f}, p99 {p.p99:,.1f} ms"
+
+    return [
+        (
+            "load",
+            f"{load} on {serving.replicas} replica(s) of tp {serving.tp} ({serving.engine})"
+            + ("" if serving.stable else ": NOT sustained, the queue grows"),
+        ),
+        (
+            "requests",
+            f"{serving.requests_per_s:,.2f}/s, {serving.total_tokens_per_s:,.0f} tokens/s in and out",
+        ),
+        ("TTFT", ms(serving.ttft_ms)),
+        ("TPOT", ms(serving.tpot_ms)),
+        ("end to end", ms(serving.e2e_ms)),
+        (
+            "engine",
+            f"KV cache {serving.kv_cache_tokens:,} tokens, up to {serving.max_batch} sequences, "
+            f"{serving.token_budget:,} tokens a step",
+        ),
+    ]
 
 
 def _cmd_throughput(args: argparse.Namespace) -> int:

@@ -88,3 +88,24 @@ def test_bad_bodies_name_the_field(
     assert "gpu" in capsys.readouterr().err
     assert main(["memory", str(tmp_path / "missing.json"), "--db", cli_db]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_throughput_at_a_serving_load_shows_the_engines_latencies(
+    cli_db: str, body_file: Callable[[object], str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = {
+        "kind": "serving",
+        "model": {"name": "Llama 2 7B"},
+        "precision": "fp16",
+        "gpu": "a100-80gb-sxm",
+        "input_tokens": 512,
+        "output_tokens": 128,
+        "load": {"requests_per_s": 2},
+    }
+    assert main(["throughput", body_file(body), "--db", cli_db]) == 0
+    out = capsys.readouterr().out
+    for label in ("requests per s 2", "TTFT", "TPOT", "end to end", "KV cache", "engine model (vllm)"):
+        assert label in out, out
+    assert "NOT sustained" not in out
+    assert main(["throughput", body_file(body | {"load": {"requests_per_s": 500}}), "--db", cli_db]) == 0
+    assert "NOT sustained" in capsys.readouterr().out
