@@ -13,7 +13,6 @@ from solver import (
     Engine,
     GpuFit,
     Interconnect,
-    KvCache,
     Layout,
     MemoryBand,
     MemoryBreakdown,
@@ -133,9 +132,6 @@ class ThroughputRequest(Workload, forbid_unknown_fields=True, kw_only=True):
     engine: Annotated[
         Engine, msgspec.Meta(description=f"serving: the engine simulated, one of {', '.join(ENGINES)}.")
     ] = "vllm"
-    kv_cache: Annotated[
-        KvCache, msgspec.Meta(description="serving: KV-cache storage, auto (16-bit) or fp8.")
-    ] = "auto"
 
 
 class ServingAtLoad(msgspec.Struct, kw_only=True):

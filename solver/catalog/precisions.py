@@ -18,8 +18,11 @@ __all__ = [
     "ARCHITECTURES",
     "FORMATS",
     "Format",
+    "KvCache",
     "PrecisionClass",
     "class_formats",
+    "kv_element_bytes",
+    "measured_kv_cache",
     "needed_formats",
     "precision_refusal",
 ]
@@ -94,3 +97,22 @@ def precision_refusal(gpu: GpuSpec, precision: str, *, training: bool) -> str | 
     what = " or ".join(needed)
     units = "cores" if needed == ("fp32",) else "tensor cores"
     return f"{gpu.name} has no {what} {units}; it runs {', '.join(gpu.precisions)}"
+
+
+KvCache = Literal["auto", "fp8"]
+"""How the KV cache is stored: ``auto`` at the model's 16-bit activation dtype (vLLM's and SGLang's
+default ``kv_cache_dtype``), ``fp8`` quantised (``--kv-cache-dtype fp8``; TensorRT-LLM's FP8 recipes)."""
+
+
+def kv_element_bytes(precision: str, kv_cache: KvCache = "auto") -> float:
+    """Bytes of one cached K or V element: 1 stored as fp8, else 2 (4 at fp32), whatever the weights'
+    precision — the one width the memory model, the throughput estimates and the engine share."""
+    if kv_cache == "fp8":
+        return 1.0
+    return 4.0 if precision == "fp32" else 2.0
+
+
+def measured_kv_cache(precision: str) -> KvCache:
+    """The KV storage of a published measurement at ``precision``: the FP8/FP4 runs the shipped rows
+    hold (TensorRT-LLM, MLPerf) quantise the KV cache with the weights; others keep it at 16 bits."""
+    return "fp8" if precision in ("fp8", "fp4") else "auto"

@@ -11,11 +11,11 @@ precision.
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Final
 
 from solver.catalog.gpus import GpuSpec, Interconnect
 from solver.catalog.models import ModelArch
-from solver.catalog.precisions import PrecisionClass
+from solver.catalog.precisions import KvCache, PrecisionClass, kv_element_bytes
 from solver.engine.profiles import Engine, engine_profile
 from solver.engine.simulate import Replica
 from solver.engine.step_cost import StepCost
@@ -26,7 +26,6 @@ from solver.throughput.links import instance_links
 __all__ = ["RUNTIME_RESERVE_GIB", "KvCache", "build_replica", "kv_element_bytes", "weight_bytes_per_param"]
 
 RUNTIME_RESERVE_GIB: Final = 1.5
-KvCache = Literal["auto", "fp8"]
 _GIB: Final = 1024**3
 _WEIGHT_BYTES: Final[dict[str, float]] = {
     "fp32": 4.0,
@@ -48,13 +47,6 @@ _SPEED: Final[dict[str, PrecisionClass]] = {
     "nf4": "bf16",
     "fp4": "fp4",
 }
-
-
-def kv_element_bytes(precision: str, kv_cache: KvCache = "auto") -> float:
-    """Bytes of one cached K or V element (module docstring)."""
-    if kv_cache == "fp8":
-        return 1.0
-    return 4.0 if precision == "fp32" else 2.0
 
 
 def weight_bytes_per_param(precision: str) -> float:

@@ -39,6 +39,7 @@ from typing import Final, Literal
 import msgspec
 
 from solver.catalog.gpus import GpuSpec
+from solver.catalog.precisions import kv_element_bytes
 from solver.memory.activations import (
     LOGIT_BYTES,
     ActivationParts,
@@ -381,7 +382,7 @@ def _inference_phases(
     activations, logits = inference_workspace_bytes(rw)
     kv = 0.0
     if arch.is_transformer:
-        kv_bytes = 4.0 if rw.precision == "fp32" else 2.0
+        kv_bytes = kv_element_bytes(rw.precision, rw.kv_cache)
         kv = arch.layers * arch.kv_elements_per_token_layer * rw.seq_len * rw.batch_size * kv_bytes
         kv /= min(tp, arch.kv_heads) if arch.kv_cache_width is None and arch.kv_heads else 1
     activations *= _ACTIVATION_SCALE[end] / tp

@@ -14,6 +14,7 @@ import msgspec
 from msgspec import Meta
 
 from solver.catalog.models import ModelArch, lookup_model
+from solver.catalog.precisions import KvCache
 from solver.errors import InvalidWorkload
 from solver.spec.lora_targets import DEFAULT_LORA_TARGETS, LoraModule, LoraPreset, resolve_lora_targets
 
@@ -318,6 +319,15 @@ class JobFields(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
         | None
     ) = None
     efficiency: EfficiencyOverride | None = None
+    kv_cache: Annotated[
+        KvCache,
+        Meta(
+            description=(
+                "Inference: how the KV cache is stored, auto (16-bit, the engines' default) or fp8 "
+                "(--kv-cache-dtype fp8); the memory model and the throughput estimates use the same width."
+            )
+        ),
+    ] = "auto"
 
 
 class Workload(JobFields, forbid_unknown_fields=True, kw_only=True):
@@ -414,6 +424,7 @@ class ResolvedWorkload(msgspec.Struct, frozen=True, kw_only=True):
     dp: int
     stack: Stack = "optimized"
     efficiency: EfficiencyOverride | None = None
+    kv_cache: KvCache = "auto"
     pp: int = 1
     vpp: int = 1
     cp: int = 1
@@ -639,6 +650,7 @@ def resolve_workload(w: Workload) -> ResolvedWorkload:
         dp=w.gpu_count // (tp * pp * cp),
         stack=w.stack or DEFAULT_STACK[w.kind],
         efficiency=w.efficiency,
+        kv_cache=w.kv_cache,
         pp=pp,
         vpp=w.vpp or 1,
         cp=cp,

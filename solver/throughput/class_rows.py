@@ -19,7 +19,7 @@ from typing import Final
 
 from solver.catalog.gpus import GpuSpec, node_gpus
 from solver.catalog.models import ModelArch
-from solver.catalog.precisions import PrecisionClass
+from solver.catalog.precisions import PrecisionClass, kv_element_bytes, measured_kv_cache
 from solver.spec.workload import ResolvedWorkload
 from solver.throughput.at_scale import AT_SCALE_GPUS
 from solver.throughput.class_fit import EMPTY_MODEL, ClassModel, FitRow
@@ -187,7 +187,13 @@ def _row_scaling(obs: Observation, gpu: GpuSpec, parts: Parts, prior: ClassModel
 
 
 def offline_parts(
-    arch: ModelArch, hw: Hardware, precision: PrecisionClass, prompt: int, output: int, gpus: int
+    arch: ModelArch,
+    hw: Hardware,
+    precision: PrecisionClass,
+    prompt: int,
+    output: int,
+    gpus: int,
+    kv_bytes: float = 2.0,
 ) -> tuple[Parts, int] | None:
     """Parts of one generated token of offline (batch) inference and the batch the KV cache allows.
 
@@ -197,14 +203,13 @@ def offline_parts(
     """
     weights = arch.params_b * 1e9 * BYTES_PER_PARAM[precision]
     room = gpus * (hw.memory_gib * _MEMORY_FRACTION - _RUNTIME_GIB) * 2**30 - weights
-    kv_bytes = 1.0 if precision in ("fp8", "fp4") else 2.0
     context = prompt + output / 2
     per_sequence = arch.layers * arch.kv_elements_per_token_layer * kv_bytes * max(context, 1.0)
     if room < per_sequence:
         return None
     batch = max(1, min(MAX_DECODE_BATCH, math.floor(room / per_sequence)))
     prefill = compute_parts(forward_terms(arch, max(prompt, 1)), hw, precision).scaled(prompt / output / gpus)
-    decode = decode_parts(arch, hw, precision, batch=batch, context=context, gpus=gpus)
+    decode = decode_parts(arch, hw, precision, batch=batch, context=context, gpus=gpus, kv_bytes=kv_bytes)
     return prefill.plus(decode), batch
 
 
@@ -220,10 +225,11 @@ def _inference_parts(obs: Observation, hw: Hardware, precision: PrecisionClass) 
     count = obs.profile.gpu_count
     if obs.row_class == "prefill" and prompt > 0:
         return compute_parts(forward_terms(arch, prompt), hw, precision)
+    kv_bytes = kv_element_bytes(precision, measured_kv_cache(precision))
     if obs.row_class == "decode" and output > 0:
-        return decode_parts(arch, hw, precision, batch=1, context=prompt + output / 2)
+        return decode_parts(arch, hw, precision, batch=1, context=prompt + output / 2, kv_bytes=kv_bytes)
     if obs.row_class == "offline" and output > 0:
-        found = offline_parts(arch, hw, precision, prompt, output, count)
+        found = offline_parts(arch, hw, precision, prompt, output, count, kv_bytes)
         return found[0].scaled(count) if found else None
     return None
 

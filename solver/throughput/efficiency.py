@@ -70,7 +70,6 @@ BANDWIDTH_EFFICIENCY: Final = 0.85
 A100/H100-class parts)."""
 
 _TRAIN_PASSES: Final[dict[str, float]] = {"full": 3.0, "lora": 2.0, "qlora": 2.0}
-_KV_BYTES: Final[dict[str, float]] = {"fp8": 1.0, "fp4": 1.0}  # FP8 KV cache with FP8/FP4 engines; else 2
 
 
 class WorkTerms(NamedTuple):
@@ -196,17 +195,19 @@ def decode_parts(
     context: float,
     gpus: int = 1,
     step_fixed_s: float = 0.0,
+    kv_bytes: float = 2.0,
 ) -> Parts:
     """Parts of one generated token when ``batch`` sequences of mean ``context`` tokens decode together
     on ``gpus`` GPUs (a tensor-parallel group, or pipeline stages: each holds ``1/gpus`` of the model).
 
     Weights are read once per step (``min(P, P_active · batch)`` parameters: a mixture of experts touches
     more experts as the batch grows), each sequence's KV cache once; ``step_fixed_s`` (the group's
-    all-reduces) is paid once per step and shared by its ``batch`` tokens.
+    all-reduces) is paid once per step and shared by its ``batch`` tokens; ``kv_bytes`` is the KV
+    width (:func:`~solver.catalog.precisions.kv_element_bytes`).
     """
     params = min(arch.params_b, active_params(arch) * batch) * 1e9
     weights = params * BYTES_PER_PARAM[precision]
-    kv = arch.layers * arch.kv_elements_per_token_layer * _KV_BYTES.get(precision, 2.0) * context * batch
+    kv = arch.layers * arch.kv_elements_per_token_layer * kv_bytes * context * batch
     bandwidth = hardware.bandwidth_tbps * 1e12 * BANDWIDTH_EFFICIENCY * gpus
     compute = compute_parts(forward_terms(arch, max(int(context), 1)), hardware, precision).scaled(1.0 / gpus)
     return Parts(

@@ -36,7 +36,7 @@ import msgspec
 from solver.catalog.gpus import NODE_GPUS, GpuSpec, Interconnect, node_gpus
 from solver.catalog.models import ModelArch
 from solver.catalog.network import FABRIC_TRAITS, Network
-from solver.catalog.precisions import PrecisionClass, precision_refusal
+from solver.catalog.precisions import PrecisionClass, kv_element_bytes, precision_refusal
 from solver.catalog.profiles import MeasuredProfile
 from solver.errors import InvalidWorkload, ThroughputUnavailable
 from solver.memory.peak import estimate_memory, lora_params
@@ -386,12 +386,14 @@ def _unit(
         parts = decode_parts(
             arch, hw, precision, batch=batch, context=seq / 2, gpus=tp,
             step_fixed_s=_tp_step_seconds(arch, batch, tp, links),
+            kv_bytes=kv_element_bytes(workload.precision, workload.kv_cache),
         )  # fmt: skip
         note = f"decode at batch {batch}, mean context {seq / 2:g} tokens"
         return _Unit(parts=parts, cost_key=None, efficiency_key=key, group="decode", note=note)
     if arch.family == "decoder" and arch.is_transformer:
         prompt, out = _lengths(workload, output_len)
-        found = offline_parts(arch, hw, precision, prompt, out, tp)
+        found = offline_parts(arch, hw, precision, prompt, out, tp,
+                              kv_element_bytes(workload.precision, workload.kv_cache))  # fmt: skip
         if found is None:
             raise ThroughputUnavailable(
                 f"{arch.name} ({workload.precision}) does not fit {tp}× {hw.gpu_id} with room for a KV cache"

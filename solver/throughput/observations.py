@@ -24,7 +24,7 @@ import msgspec
 
 from solver.catalog.gpus import GpuSpec, Interconnect
 from solver.catalog.models import ModelArch, lookup_model, normalise_name
-from solver.catalog.precisions import PrecisionClass
+from solver.catalog.precisions import PrecisionClass, kv_element_bytes, measured_kv_cache
 from solver.catalog.profiles import MeasuredProfile
 from solver.errors import UnknownModel
 from solver.spec.workload import TRAINING_KINDS, Stack
@@ -211,7 +211,8 @@ def _row_cost(
     if mode == "prefill" and lengths and lengths[0] > 0:
         return prefill_flops_per_token(arch, lengths[0])
     if mode == "decode" and lengths and lengths[1] > 0:
-        return decode_bytes_per_token(arch, precision, 1, lengths[0] + lengths[1] / 2)
+        kv_bytes = kv_element_bytes(precision, measured_kv_cache(precision))
+        return decode_bytes_per_token(arch, precision, 1, lengths[0] + lengths[1] / 2, kv_bytes)
     if mode == "offline" and lengths and lengths[1] > 0:
         return offline_flops_per_output_token(arch, *lengths)
     if mode == "offline" and metric == "samples_per_s" and setting.isdigit():

@@ -25,7 +25,7 @@ import functools
 from typing import Final
 
 from solver.catalog.models import ModelArch, active_params
-from solver.catalog.precisions import PrecisionClass
+from solver.catalog.precisions import PrecisionClass, kv_element_bytes
 from solver.spec.workload import ResolvedWorkload
 
 __all__ = [
@@ -50,7 +50,6 @@ BYTES_PER_PARAM: Final[dict[str, float]] = {
     "int4": 4.5 / 8,  # 4-bit codes + block scales (Q4_K_M ≈ 4.5–4.9 bits, NF4 4.5, NVFP4 4.5)
     "fp4": 4.5 / 8,
 }
-_KV_BYTES: Final[dict[str, float]] = {"fp8": 1.0, "fp4": 1.0}  # FP8 KV cache with FP8/FP4 engines; else 2
 
 WORKLOAD_PRECISION_CLASS: Final[dict[str, PrecisionClass]] = {
     "fp32": "fp32",
@@ -101,11 +100,14 @@ def offline_flops_per_output_token(arch: ModelArch, prompt_len: int, output_len:
     return forward_flops(arch, prompt_len + output_len) / output_len
 
 
-def decode_bytes_per_token(arch: ModelArch, precision: PrecisionClass, batch: int, context: float) -> float:
-    """Bytes read from GPU memory per generated token at ``batch`` sequences of mean ``context`` tokens."""
+def decode_bytes_per_token(
+    arch: ModelArch, precision: PrecisionClass, batch: int, context: float, kv_bytes: float = 2.0
+) -> float:
+    """Bytes read from GPU memory per generated token at ``batch`` sequences of mean ``context`` tokens
+    (``kv_bytes`` per cached element: :func:`~solver.catalog.precisions.kv_element_bytes`)."""
     params = min(arch.params_b, active_params(arch) * batch) * 1e9
     weights = params * BYTES_PER_PARAM[precision]
-    kv_per_token = arch.layers * arch.kv_elements_per_token_layer * _KV_BYTES.get(precision, 2.0)
+    kv_per_token = arch.layers * arch.kv_elements_per_token_layer * kv_bytes
     return (weights + batch * kv_per_token * context) / batch
 
 
@@ -127,7 +129,10 @@ def work_at_setting(workload: ResolvedWorkload, mode: str, metric: str, setting:
         per_token = train_flops_per_token(arch, numbers[0], workload.method, workload.recompute)
         return per_token * numbers[0] if metric == "sequences_per_s" else per_token
     if mode == "decode" and len(numbers) == 2 and numbers[1] > 0:
-        return decode_bytes_per_token(arch, precision, workload.batch_size, numbers[0] + numbers[1] / 2)
+        kv_bytes = kv_element_bytes(workload.precision, workload.kv_cache)
+        return decode_bytes_per_token(
+            arch, precision, workload.batch_size, numbers[0] + numbers[1] / 2, kv_bytes
+        )
     if mode == "offline" and len(numbers) == 2 and numbers[1] > 0:
         return offline_flops_per_output_token(arch, numbers[0], numbers[1])
     if mode == "offline" and len(numbers) == 1:

@@ -59,20 +59,31 @@ def summary(errors: Sequence[float]) -> str:
             f"within 2x {within:.0%} bias x{math.exp(statistics.median(errors)):.2f}")  # fmt: skip
 
 
+BOUNDS = {
+    "compute_efficiency": (0.3, 0.9),
+    "bandwidth_efficiency": (0.5, 0.85),
+    "step_overhead_s": (5e-4, 6e-3),
+    "sequence_overhead_s": (1e-7, 5e-5),
+    "request_overhead_s": (1e-4, 5e-2),
+}
+"""Physically plausible ranges: without them the fit trades bandwidth (to 100 %) for a 20 ms step,
+which fits offline batches and misses every small-batch latency."""
+
+
 def fit(rows: Sequence[ServingRow], start: EngineProfile) -> EngineProfile:
     from scipy.optimize import least_squares  # type: ignore[import-untyped]
 
     names = FITTED if start.request_overhead_s > 0 else FITTED[:4]
-    x0 = [math.log(max(getattr(start, n), 1e-7)) for n in names]
+    low = [math.log(BOUNDS[n][0]) for n in names]
+    high = [math.log(BOUNDS[n][1]) for n in names]
+    x0 = [min(max(math.log(max(getattr(start, n), 1e-7)), lo + 1e-6), hi - 1e-6)
+          for n, lo, hi in zip(names, low, high, strict=True)]  # fmt: skip
 
     def profile_at(x: Sequence[float]) -> EngineProfile:
-        values = {n: math.exp(v) for n, v in zip(names, x, strict=True)}
-        values["compute_efficiency"] = min(values["compute_efficiency"], 1.0)
-        values["bandwidth_efficiency"] = min(values["bandwidth_efficiency"], 1.0)
-        return start._replace(**values)
+        return start._replace(**{n: math.exp(v) for n, v in zip(names, x, strict=True)})
 
-    found = least_squares(lambda x: log_errors(rows, profile_at(x)), x0, diff_step=0.05, max_nfev=40,
-                          loss="soft_l1", f_scale=0.3)  # fmt: skip
+    found = least_squares(lambda x: log_errors(rows, profile_at(x)), x0, bounds=(low, high), diff_step=0.05,
+                          max_nfev=40, loss="soft_l1", f_scale=0.3)  # fmt: skip
     return profile_at(found.x)
 
 
