@@ -14,6 +14,7 @@ from litestar.types import ControllerRouterHandler, ExceptionHandlersMap, Middle
 from service.db.store import Store
 from service.db.store_errors import STORE_ERRORS
 from service.ops.caching import ImmutableCacheMiddleware
+from service.ops.head_requests import HeadAsGet
 from service.ops.health import live_handler, ready_handler
 from service.ops.metrics import MetricsController, catalog_registry, prometheus_config
 from service.ops.page_headers import PageHeadersMiddleware
@@ -71,7 +72,7 @@ def ops_state(store: Store) -> dict[str, Any]:
 def finish_app(app: Litestar) -> Litestar:
     """Wrap the whole ASGI handler (routing errors included), as Litestar wraps its CORS middleware;
     document the 503 of the operations that write and the 408 of those that take a body."""
-    app.asgi_handler = RequestIdMiddleware(HeadSizeLimit(app.asgi_handler))
+    app.asgi_handler = RequestIdMiddleware(HeadSizeLimit(HeadAsGet(app.asgi_handler)))
     _document_store_unavailable(app)
     _document_request_timeout(app)
     return app
