@@ -14,7 +14,7 @@ import duckdb
 import psycopg
 import psycopg.errors
 
-__all__ = ["STORE_ERRORS", "is_store_unavailable", "is_write_conflict"]
+__all__ = ["STORE_ERRORS", "is_store_invalidated", "is_store_unavailable", "is_write_conflict"]
 
 STORE_ERRORS: Final[tuple[type[Exception], ...]] = (duckdb.Error, psycopg.Error)
 
@@ -46,3 +46,12 @@ def is_store_unavailable(exc: BaseException) -> bool:
     if isinstance(exc, _DUCKDB_UNAVAILABLE + _POSTGRES_UNAVAILABLE):
         return True
     return isinstance(exc, duckdb.Error) and any(m in str(exc) for m in _DUCKDB_MESSAGES)
+
+
+def is_store_invalidated(exc: BaseException) -> bool:
+    """Whether ``exc`` says the embedded database is invalidated: after a fatal error (a full disk
+    during a checkpoint, say) DuckDB refuses every later query on that connection, even once the cause
+    is gone; only a new process (which replays the write-ahead log) serves again."""
+    return isinstance(exc, duckdb.FatalException) or (
+        isinstance(exc, duckdb.Error) and "database has been invalidated" in str(exc)
+    )

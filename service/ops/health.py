@@ -19,6 +19,7 @@ from service.db.store import Store
 from service.db.store_errors import STORE_ERRORS
 from service.http import ReadableResponse, is_admin
 from service.ops.writes import WriteFailures
+from service.problems import problem_response, problem_responses
 from service.settings import Settings
 
 __all__ = ["Live", "Ready", "ReadyCheck", "live_handler", "readiness", "ready_handler"]
@@ -54,10 +55,24 @@ class Ready(msgspec.Struct, kw_only=True):
 _WITHHELD: Final = "failed (the reason is shown with the admin token)"
 
 
-@get("/health/live", operation_id="healthLive", tags=["service"], sync_to_thread=False)
-def live_handler() -> Live:
-    """200 while the process serves requests (no dependency is consulted)."""
-    return Live(status="ok")
+@get(
+    "/health/live",
+    operation_id="healthLive",
+    tags=["service"],
+    sync_to_thread=False,
+    responses=problem_responses(503),
+)
+def live_handler(request: Request[Any, Any, Any]) -> Response[Any]:
+    """200 while the process serves requests; 503 once the embedded database was invalidated by a
+    fatal error, which no retry in this process undoes: an orchestrator restarts the process, and the
+    new one reopens the database (replaying its write-ahead log). Nothing else is consulted."""
+    invalidated = request.app.state.write_failures.invalidated
+    if invalidated is None:
+        return ReadableResponse(Live(status="ok"))
+    detail = "the database was invalidated by a fatal error; restart the process to reopen it"
+    if is_admin(request):
+        detail += f" ({invalidated})"
+    return problem_response(request, 503, "Restart required", detail)
 
 
 def _readable(store: Store) -> str | None:
@@ -94,6 +109,8 @@ def _writable(store: Store, failures: WriteFailures) -> str | None:
     """A file or folder the process may not write, or a refused trial write (:func:`_probe`). After a
     failed write the probe commits: when it goes through the failure is forgotten, so readiness
     follows the store's current state (a successful write forgets it too, ``WriteRecovery``)."""
+    if failures.invalidated is not None:
+        return f"the database was invalidated and this process cannot reopen it: {failures.invalidated}"
     recent = failures.recent()
     if store.file is not None:
         for target in (store.file, store.file.parent):

@@ -22,7 +22,7 @@ from litestar.enums import ScopeType
 from litestar.status_codes import HTTP_503_SERVICE_UNAVAILABLE
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
-from service.db.store_errors import is_store_unavailable
+from service.db.store_errors import is_store_invalidated, is_store_unavailable
 from service.problems import exception_handlers, problem_response
 
 __all__ = ["FAILURE_HOLD_S", "WriteFailures", "WriteRecovery", "store_error_handler"]
@@ -41,6 +41,7 @@ class WriteFailures:
         self._clock = clock
         self._lock = threading.Lock()
         self._last: tuple[float, str] | None = None
+        self._invalidated: str | None = None
 
     def record(self, reason: str) -> None:
         with self._lock:
@@ -51,6 +52,16 @@ class WriteFailures:
         with self._lock:
             if reason is None or (self._last is not None and self._last[1] == reason):
                 self._last = None
+
+    def mark_invalidated(self, reason: str) -> None:
+        """Remember that the store cannot recover in this process (liveness fails from now on)."""
+        with self._lock:
+            self._invalidated = reason
+
+    @property
+    def invalidated(self) -> str | None:
+        """Why the store cannot recover in this process, if it cannot."""
+        return self._invalidated
 
     def recent(self) -> str | None:
         """The reason of a failure within the last :data:`FAILURE_HOLD_S` seconds, if any."""
@@ -66,6 +77,8 @@ def store_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Resp
         return exception_handlers[Exception](request, exc)  # the logged 500 of any other error
     reason = f"{type(exc).__name__}: {exc}"
     request.app.state.write_failures.record(reason)
+    if is_store_invalidated(exc):
+        request.app.state.write_failures.mark_invalidated(reason)
     _log.error("write refused by the store on %s %s: %s", request.method, request.url.path, reason)
     response = problem_response(
         request,

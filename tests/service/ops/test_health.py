@@ -179,3 +179,26 @@ def test_postgresql_errors_map_as_duckdb_errors_do() -> None:
     assert is_write_conflict(psycopg.errors.DeadlockDetected("deadlock detected"))
     assert not is_store_unavailable(psycopg.errors.SerializationFailure("could not serialize access"))
     assert is_write_conflict(duckdb.TransactionException("Conflict on update!"))
+
+
+def test_an_invalidated_database_fails_liveness_so_the_process_is_restarted(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DuckDB refuses every query after a fatal error (a full disk mid-checkpoint) even once space is
+    back; only a new process reopens it, so /health/live answers 503 (issue 28 D8: it stayed 200)."""
+    with TestClient(create_app(Settings(db_path=":memory:", admin_token=TOKEN), store=store)) as client:
+        assert client.get("/health/live").status_code == 200
+
+        def invalidated(*_: object, **__: object) -> None:
+            raise duckdb.FatalException(
+                "FATAL Error: database has been invalidated because of a previous fatal error"
+            )
+
+        monkeypatch.setattr(Store, "transaction", invalidated)
+        assert client.post("/v1/plans", json=PLAN).status_code == 503
+        live = client.get("/health/live")
+        assert live.status_code == 503 and live.json()["title"] == "Restart required"
+        assert "FatalException" not in live.json()["detail"]  # driver errors with the admin token only
+        assert "FatalException" in client.get("/health/live", headers=AUTH).json()["detail"]
+        ready = client.get("/health/ready", headers=AUTH).json()
+        assert "cannot reopen it" in {c["name"]: c for c in ready["checks"]}["db_writable"]["detail"]
