@@ -54,6 +54,7 @@ from service.ops.wiring import (
 from service.plans.admission import PlanQueue, plan_rate_limit
 from service.plans.pipeline import PlanService
 from service.plans.rate_windows import RateWindows
+from service.plans.retention import delete_expired_plans
 from service.plans.routes import ROUTES as PLAN_ROUTES
 from service.price_sheets.batches import RefreshBatches
 from service.price_sheets.refresh import Refresher
@@ -86,7 +87,10 @@ class _Scheduling:
     all when ``enabled`` is false (``GPUPLAN_SCHEDULER=off``: replicas of one database leave refreshes
     to a single ``gpuplan prices refresh`` job)."""
 
-    def __init__(self, refresher: Refresher, sources: list[SourceConfig], *, enabled: bool) -> None:
+    def __init__(
+        self, refresher: Refresher, sources: list[SourceConfig], *, enabled: bool, retention_days: float = 0.0
+    ) -> None:
+        self.retention_days = retention_days
         self.refresher = refresher
         self.sources = sources
         self.enabled = enabled
@@ -113,6 +117,10 @@ class _Scheduling:
                 replace_existing=True,
                 next_run_time=datetime.now(UTC),
             )
+        if self.retention_days > 0:
+            store, days = self.refresher.store, self.retention_days
+            scheduler.add_job(delete_expired_plans, "interval", hours=1, args=[store, days], id="plan-retention",
+                              name="delete expired plans", replace_existing=True, next_run_time=datetime.now(UTC))  # fmt: skip
         scheduler.start()
         self.scheduler = scheduler
 
@@ -188,7 +196,9 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     opened.watch_catalog()  # other replicas' writes (PostgreSQL); nothing on DuckDB
     sources = load_sources(config.sources_file) if config.sources_file else []
     refresher = Refresher(opened, sources, move_factor=config.price_move_factor)
-    scheduling = _Scheduling(refresher, sources, enabled=config.run_scheduler)
+    scheduling = _Scheduling(
+        refresher, sources, enabled=config.run_scheduler, retention_days=config.plan_retention_days
+    )
     plans = PlanService(
         opened, time_limit_s=config.plan_time_limit_s, price_max_age_hours=config.price_max_age_hours
     )

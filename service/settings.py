@@ -47,6 +47,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     request_timeout_s: float = 20.0
     """Seconds a request's head may take to arrive (then the connection is closed), and then its body
     (then a 408)."""
+    plan_retention_days: float = 0.0
+    """Stored plans older than this many days are deleted hourly by the scheduler (0: kept forever)."""
     run_scheduler: bool = True
     """Refresh the configured sources on a schedule in this process. Off (``GPUPLAN_SCHEDULER=off``)
     when replicas share one database and a CronJob runs ``gpuplan prices refresh`` instead."""
@@ -114,8 +116,9 @@ _ORIGIN = re.compile(r"https?://[^/\s,]+")
 
 def _ops_settings(source: Mapping[str, str]) -> dict[str, Any]:
     """``GPUPLAN_CORS_ORIGINS`` (comma-separated origins, or ``*``; none: no CORS headers),
-    ``GPUPLAN_LOG_FORMAT`` (``json`` lines, or ``text`` for people) and ``GPUPLAN_SCHEDULER`` (``on``:
-    this process refreshes the sources on their schedule; ``off``: something else does)."""
+    ``GPUPLAN_LOG_FORMAT`` (``json`` lines, or ``text`` for people), ``GPUPLAN_SCHEDULER`` (``on``:
+    this process refreshes the sources on their schedule; ``off``: something else does) and
+    ``GPUPLAN_PLAN_RETENTION_DAYS`` (stored plans older than this are deleted; 0 keeps them)."""
     origins = tuple(
         o.strip().rstrip("/") for o in source.get("GPUPLAN_CORS_ORIGINS", "").split(",") if o.strip()
     )
@@ -132,7 +135,17 @@ def _ops_settings(source: Mapping[str, str]) -> dict[str, Any]:
     scheduler = scheduler_text.strip().lower()
     if scheduler not in ("on", "off"):
         raise ValueError(f"GPUPLAN_SCHEDULER must be on or off, got {scheduler_text!r}")
-    return {"cors_origins": origins, "log_format": log_format, "run_scheduler": scheduler == "on"}
+    retention = _number(source, "GPUPLAN_PLAN_RETENTION_DAYS", "0", " of days")
+    if not 0 <= retention <= 100_000:
+        raise ValueError(
+            f"GPUPLAN_PLAN_RETENTION_DAYS must be from 0 (keep every plan) to 100000, got {retention}"
+        )
+    return {
+        "cors_origins": origins,
+        "log_format": log_format,
+        "run_scheduler": scheduler == "on",
+        "plan_retention_days": retention,
+    }
 
 
 _RATE_UNITS = ("second", "minute", "hour", "day")

@@ -22,7 +22,12 @@ from service.db.open_errors import open_error
 from service.db.replica import replica_name
 from service.db.transactions import retrying
 
-__all__ = ["DUCKDB_DIALECT", "DuckDbBackend", "DuckDbCursor"]
+__all__ = ["DUCKDB_DIALECT", "MEMORY_LIMIT", "DuckDbBackend", "DuckDbCursor"]
+
+MEMORY_LIMIT: Final = "1GB"
+"""DuckDB's buffer memory cap. Its default, 80 % of the machine's RAM, let the process grow from 260 to
+~800 MB under plan churn (issue 28 D24): the store's working set is tens of MB, and beyond the cap
+DuckDB spills large operations to a temporary file next to a file database."""
 
 DUCKDB_DIALECT: Final = Dialect(
     name="duckdb", double_type="DOUBLE", begin_consistent_read="BEGIN TRANSACTION"
@@ -73,7 +78,7 @@ class DuckDbBackend:
         try:
             if path != ":memory:":
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
-            return cls(duckdb.connect(path, config={"threads": 1}), path)
+            return cls(duckdb.connect(path, config={"threads": 1, "memory_limit": MEMORY_LIMIT}), path)
         except (duckdb.Error, OSError) as exc:
             raise open_error(path, exc) from exc
 
