@@ -37,6 +37,7 @@ PLAN_CONCURRENCY: Final = 4
 """Plans computed at once (off the event loop, in worker threads)."""
 
 _PLAN_PATH: Final = "/v1/plans"
+_PLAN_PAGES: Final = frozenset({"/plan", "/serving"})
 
 
 class PlanQueue:
@@ -89,7 +90,14 @@ class _SweepingRateLimit(RateLimitMiddleware):
 
 
 def _is_plan_request(request: Request[Any, Any, Any]) -> bool:
-    return request.method == "POST" and request.url.path.rstrip("/") == _PLAN_PATH
+    """A request that runs a plan: ``POST /v1/plans``, and the plan pages (``/plan``, ``/serving``)
+    when they plan — opened with a model, or saving one — so a page cannot bypass the limit."""
+    path = request.url.path.rstrip("/")
+    if path == _PLAN_PATH:
+        return request.method == "POST"
+    if path in _PLAN_PAGES:
+        return request.method == "POST" or bool(request.query_params.get("model", "").strip())
+    return False
 
 
 class _SharedRateLimit(_SweepingRateLimit):

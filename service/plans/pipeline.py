@@ -97,6 +97,12 @@ class PlanService:
 
     def create(self, request: PlanRequest) -> AnyPlan:
         """Plan ``request``, store the plan and return it (its own rules checked first)."""
+        plan = self.plan(request)
+        self.save(plan, request)
+        return plan
+
+    def plan(self, request: PlanRequest) -> AnyPlan:
+        """Plan ``request`` without storing it (the web pages store a plan only when asked to)."""
         request.check()
         if isinstance(request, ServingPlan):
             return self._run(self._fleets, request)
@@ -108,9 +114,7 @@ class PlanService:
         solving = time.perf_counter()
         result = kind.solve(inputs)
         PLAN_SOLVE_SECONDS.labels(kind=request.kind).observe(time.perf_counter() - solving)
-        plan = kind.render(inputs, result, PlanStamp.mint(started))
-        self._save(plan, request)
-        return plan
+        return kind.render(inputs, result, PlanStamp.mint(started))
 
     def _validate[Q: PlanBase, S](
         self, kind: PlanKind[Q, S, Any], snapshot: CatalogSnapshot, request: Q
@@ -130,7 +134,7 @@ class PlanService:
             supplies=software_filter(snapshot, request, resolved, _supplies(snapshot, request, filters)),
         )
 
-    def _save(self, plan: AnyPlan, request: PlanBase) -> None:
+    def save(self, plan: AnyPlan, request: PlanBase) -> None:
         """The plan and its summary (for ``GET /v1/plans``), in one transaction."""
 
         def insert(cur: Cursor) -> None:

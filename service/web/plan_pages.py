@@ -1,22 +1,28 @@
-"""The plan pages: ``/serving`` (a request-mix form; with a model, the cheapest fleet), ``/plan`` (a workload form whose inputs live in the URL; opened with inputs, it
-plans and stores the plan) and ``/plans/{plan_id}`` (a stored plan), with the plan's cost-vs-hours
-Pareto chart at ``/plans/{plan_id}/pareto.svg``."""
+"""The plan pages: ``/serving`` (a request-mix form; with a model, the cheapest fleet), ``/plan`` (a
+workload form whose inputs live in the URL; opened with inputs, it plans), ``POST`` to either stores
+the plan (a GET stores nothing) and opens ``/plans/{plan_id}`` (a stored plan), with the plan's
+cost-vs-hours Pareto chart at ``/plans/{plan_id}/pareto.svg``. Planning pages go through the plan
+queue and the plan rate limit, as ``POST /v1/plans`` does."""
 
 from __future__ import annotations
 
+import base64
 import io
 from collections.abc import Callable
 from typing import Annotated, Any, Final
+from urllib.parse import urlencode
 
-from litestar import Request, Response, get
+from litestar import Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.handlers import HTTPRouteHandler
 from litestar.params import PathParameter
+from litestar.response import Redirect
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
 from service.buy_vs_rent.formats import chart_lock
-from service.errors import ServiceError
+from service.errors import Overloaded, ServiceError
+from service.plans.admission import PlanQueue
 from service.plans.pipeline import PlanService
 from service.plans.schemas import AnyPlan, PlanOut
 from service.web.plan_query import PLAN_FIELDS, plan_request_of
@@ -33,21 +39,29 @@ _PAGE: Final[dict[str, Any]] = {
     "sync_to_thread": True,
     "opt": {"form_query": True},
 }
+_ASYNC_PAGE: Final[dict[str, Any]] = {"include_in_schema": False, "opt": {"form_query": True}}
+"""The planning pages: async, since they wait for a slot of the plan queue."""
 
 
 def _form(query: dict[str, str], **extra: Any) -> dict[str, Any]:
     models = sorted({m.name for m in list_models()})
     return {"query": query, "models": models, "plan": None, "error": None, "error_field": None,
-            "rejected": [], **extra}  # fmt: skip
+            "rejected": [], "save_action": None, "chart": None, **extra}  # fmt: skip
 
 
-def _planned(
-    plans: PlanService, make: Callable[[], PlanRequest], form_field: Callable[[str], str]
+async def _planned(
+    plan_queue: PlanQueue,
+    plan: Callable[[PlanRequest], AnyPlan],
+    make: Callable[[], PlanRequest],
+    form_field: Callable[[str], str],
 ) -> dict[str, Any]:
     """``{"plan": …}``, or the error to show beside the form (``form_field`` maps a request path to the
-    page's field); the one way both plan pages run a plan."""
+    page's field); the one way both plan pages run a plan: through the plan queue, as ``POST /v1/plans``
+    (the rate limit counts it too: ``service.plans.admission``)."""
     try:
-        return {"plan": plans.create(make())}
+        return {"plan": await plan_queue.run(lambda: plan(make()))}
+    except Overloaded as exc:
+        return {"error": exc.detail}
     except QueryError as exc:
         return {"error": exc.message, "error_field": exc.field}
     except NoFeasiblePlan as exc:
@@ -67,16 +81,47 @@ def _planned(
         return {"error": str(exc)}
 
 
-@get("/plan", **_PAGE)
-def plan_page(plans: NamedDependency[PlanService], request: Request[Any, Any, Any]) -> Response[str]:
-    """The workload form; with a model given, the plan (stored, so ``/plans/{id}`` shows it again)."""
+def _save_action(path: str, query: dict[str, str]) -> str:
+    return f"{path}?{urlencode(query)}"
+
+
+@get("/plan", **_ASYNC_PAGE)
+async def plan_page(
+    plans: NamedDependency[PlanService],
+    plan_queue: NamedDependency[PlanQueue],
+    request: Request[Any, Any, Any],
+) -> Response[str]:
+    """The workload form; with a model given, the plan — not stored: the page's Save button stores it
+    (``POST /plan``) and opens it at ``/plans/{id}``."""
     query = {k: v for k, v in request.query_params.items() if k in PLAN_FIELDS}
     if not query.get("model", "").strip():
         return page("plan.html", **_form(query))
-    outcome = _planned(
-        plans, lambda: plan_request_of(query), lambda f: f.removeprefix("model.").removeprefix("constraints.")
-    )
+    outcome = await _planned(plan_queue, plans.plan, lambda: plan_request_of(query), _plan_field)
+    if isinstance(outcome.get("plan"), PlanOut):
+        outcome["chart"] = _svg_data_uri(_pareto_svg(outcome["plan"]))
+    return page("plan.html", **_form(query, save_action=_save_action("/plan", query), **outcome))
+
+
+def _plan_field(field: str) -> str:
+    return field.removeprefix("model.").removeprefix("constraints.")
+
+
+@post("/plan", **_ASYNC_PAGE)
+async def save_plan_page(
+    plans: NamedDependency[PlanService],
+    plan_queue: NamedDependency[PlanQueue],
+    request: Request[Any, Any, Any],
+) -> Response[str]:
+    """Plan the query's workload again and store it: 303 to ``/plans/{id}`` (or the form with the error)."""
+    query = {k: v for k, v in request.query_params.items() if k in PLAN_FIELDS}
+    outcome = await _planned(plan_queue, plans.create, lambda: plan_request_of(query), _plan_field)
+    if "plan" in outcome:
+        return Redirect(f"/plans/{outcome['plan'].plan_id}", status_code=303)
     return page("plan.html", **_form(query, **outcome))
+
+
+def _svg_data_uri(svg: bytes) -> str:
+    return "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii")
 
 
 @get("/plans/{plan_id:str}", **_PAGE)
@@ -86,7 +131,7 @@ def stored_plan_page(plans: NamedDependency[PlanService], plan_id: PlanId) -> Re
         plan = plans.get(plan_id)
     except ServiceError as exc:
         return page("not_found.html", status_code=404, what=exc.detail)
-    return page("stored_plan.html", plan=plan, is_job=isinstance(plan, PlanOut))
+    return page("stored_plan.html", plan=plan, is_job=isinstance(plan, PlanOut), save_action=None, chart=None)
 
 
 def _pareto_svg(plan: PlanOut) -> bytes:
@@ -135,18 +180,46 @@ def pareto_chart(plans: NamedDependency[PlanService], plan_id: PlanId) -> Respon
     return Response(_pareto_svg(plan), media_type="image/svg+xml")
 
 
-@get("/serving", **_PAGE)
-def serving_page(plans: NamedDependency[PlanService], request: Request[Any, Any, Any]) -> Response[str]:
-    """The request-mix form; with a model given, the cheapest fleet, its replicas and its saving."""
+@get("/serving", **_ASYNC_PAGE)
+async def serving_page(
+    plans: NamedDependency[PlanService],
+    plan_queue: NamedDependency[PlanQueue],
+    request: Request[Any, Any, Any],
+) -> Response[str]:
+    """The request-mix form; with a model given, the cheapest fleet, its replicas and its saving (not
+    stored: the Save button stores it)."""
     query = {k: v for k, v in request.query_params.items() if k in SERVING_FIELDS}
-    context = _form(query, rows=range(MIX_ROWS))
+    context = _form(query, rows=range(MIX_ROWS), save_action=_save_action("/serving", query))
     if query.get("model", "").strip():
         context.update(
-            _planned(
-                plans, lambda: serving_request_of(query), lambda f: "share_0" if f == "request_mix" else f
-            )
+            await _planned(plan_queue, plans.plan, lambda: serving_request_of(query), _serving_field)
         )
     return page("serving.html", **context)
 
 
-PLAN_PAGES: Final[tuple[HTTPRouteHandler, ...]] = (plan_page, stored_plan_page, pareto_chart, serving_page)
+def _serving_field(field: str) -> str:
+    return "share_0" if field == "request_mix" else field
+
+
+@post("/serving", **_ASYNC_PAGE)
+async def save_serving_page(
+    plans: NamedDependency[PlanService],
+    plan_queue: NamedDependency[PlanQueue],
+    request: Request[Any, Any, Any],
+) -> Response[str]:
+    """Size the query's fleet again and store it: 303 to ``/plans/{id}`` (or the form with the error)."""
+    query = {k: v for k, v in request.query_params.items() if k in SERVING_FIELDS}
+    outcome = await _planned(plan_queue, plans.create, lambda: serving_request_of(query), _serving_field)
+    if "plan" in outcome:
+        return Redirect(f"/plans/{outcome['plan'].plan_id}", status_code=303)
+    return page("serving.html", **_form(query, rows=range(MIX_ROWS), **outcome))
+
+
+PLAN_PAGES: Final[tuple[HTTPRouteHandler, ...]] = (
+    plan_page,
+    save_plan_page,
+    stored_plan_page,
+    pareto_chart,
+    serving_page,
+    save_serving_page,
+)

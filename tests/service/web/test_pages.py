@@ -75,8 +75,14 @@ def test_a_plan_url_runs_the_plan_and_shows_the_choice_and_the_pareto_chart(
     query = "model=Llama%203.1%208B&kind=fine_tune&method=lora&tokens=2000000000&seq_len=2048&batch_size=4"
     page.goto(f"{server}/plan?{query}")
     choice = page.locator("#choice").inner_text()
-    link = page.get_by_role("link", name="Permanent link").get_attribute("href")
-    assert link is not None and link.startswith("/plans/pl-")
+    chart = page.locator("figure img")
+    chart.scroll_into_view_if_needed()
+    expect(chart).to_have_js_property("complete", True)  # inline: the plan is not stored yet
+    assert chart.evaluate("img => img.naturalWidth") > 0
+    with page.expect_navigation():
+        page.get_by_role("button", name="Save this plan").click()  # a GET stores nothing; Save does
+    link = page.url.removeprefix(server)
+    assert link.startswith("/plans/pl-")
     stored = httpx.get(f"{server}/v1{link}").json()
     assert f"{stored['choice']['gpu_count']} × {stored['choice']['gpu_name']}" in choice
     layout = stored["choice"]["layout"]
