@@ -102,3 +102,23 @@ def test_a_refresh_superseded_by_an_upload_tries_again(
     store.close()
     assert (run.result, run.attempts, waits) == ("ok", 2, [1.0])
     assert prices == {2.0, 0.5}
+
+
+def test_thirty_concurrent_uploads_of_one_source_are_all_stored_one_after_another(
+    admin: TestClient[Any],
+) -> None:
+    """Issue 28 D22: each racing upload used to start from the same base version, so all but one were
+    refused as superseded (and, retrying, some never got in); in one process they now queue."""
+
+    def upload(i: int) -> int:
+        response = admin.post(
+            "/v1/price-sheets",
+            params={"source": "gamma", "format": "rental_csv"},
+            content=sheet("gamma", 1.0 + i / 100),
+            headers=AUTH,
+        )
+        return response.status_code
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        statuses = list(pool.map(upload, range(30)))
+    assert statuses == [201] * 30
