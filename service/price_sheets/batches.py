@@ -5,7 +5,8 @@ One requested run (a *batch* in ``refresh_batches``) refreshes one source or eve
 each source's result is a row of ``refresh_runs`` as before. Batches run one after another on one worker
 thread, and a source's own lock keeps its runs from overlapping with the scheduler's. Each batch records
 the replica that runs it; a batch that a stopped process left queued or running is marked ``abandoned``
-when a process starts (on a shared database: only the batches of replicas no longer connected).
+when a process starts (on a shared database: only the batches of replicas no longer connected), and
+when it is read while its replica is gone.
 """
 
 from __future__ import annotations
@@ -90,6 +91,24 @@ class RefreshBatches:
             )
         )
 
+    def _abandon_if_orphaned(self, batch_id: int) -> None:
+        with self.store.cursor() as cur:
+            row = cur.execute(
+                "SELECT replica FROM refresh_batches WHERE batch_id = ? AND status IN ('queued', 'running')",
+                [batch_id],
+            ).fetchone()
+        if row is None or row[0] is None or row[0] == replica_name():
+            return
+        if row[0] in self.store.backend.live_replicas():
+            return
+        self.store.transaction(
+            lambda cur: cur.execute(
+                "UPDATE refresh_batches SET status = 'abandoned', finished_at = ? "
+                "WHERE batch_id = ? AND status IN ('queued', 'running')",
+                [datetime.now(UTC), batch_id],
+            )
+        )
+
     def _create(self, sources: list[str]) -> int:
         def insert(cur: Cursor) -> int:
             batch_id = next_id(cur, "refresh_batch_id_seq")
@@ -123,7 +142,10 @@ class RefreshBatches:
         self._set(batch_id, "status = ?, finished_at = ?", [status, datetime.now(UTC)])
 
     def get(self, batch_id: int) -> RefreshBatch:
-        """One requested refresh with the runs of its sources so far; 404 when there is none."""
+        """One requested refresh with the runs of its sources so far; 404 when there is none. An
+        unfinished batch whose replica is gone (killed, stopped) is marked abandoned when it is read,
+        instead of showing ``running`` until some process restarts."""
+        self._abandon_if_orphaned(batch_id)
         with self.store.cursor() as cur:
             row = cur.execute(
                 "SELECT status, sources, requested_at, started_at, finished_at, run_ids "
