@@ -126,9 +126,10 @@ def serving(app: Litestar) -> Iterator[str]:
 
 
 @contextmanager
-def serving_fresh_store(settings: Settings) -> Iterator[str]:
-    """Serve the app with ``settings`` on a fresh in-memory store of its own; yields its base URL."""
-    store = Store.open(":memory:")
+def serving_fresh_store(settings: Settings, target: str = ":memory:") -> Iterator[str]:
+    """Serve the app with ``settings`` on a fresh store of its own (in memory, or ``target``: a fresh
+    database of the test's backend); yields its base URL."""
+    store = Store.open(target)
     try:
         with serving(create_app(settings, store=store)) as url:
             yield url
