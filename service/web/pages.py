@@ -19,6 +19,7 @@ from service.db.store import Store
 from service.errors import ServiceError
 from service.price_sheets.refresh import Refresher
 from service.web.buy_vs_rent_query import FIELDS, request_of
+from service.web.plan_list import plan_list_page
 from service.web.plan_pages import PLAN_PAGES
 from service.web.query_forms import QueryError
 from service.web.render import page
@@ -126,6 +127,7 @@ PAGES: Final[tuple[HTTPRouteHandler, ...]] = (
     schedule_csv,
     chart_svg,
     *PLAN_PAGES,
+    plan_list_page,
     *SHEET_PAGES,
 )
 """The page handlers, mounted at the root (the API lives under /v1)."""

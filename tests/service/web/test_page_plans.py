@@ -40,3 +40,16 @@ def test_page_plans_count_against_the_plan_rate_limit(store: Store) -> None:
         assert client.get("/serving", params=FLEET).status_code == 200
         assert client.get("/plan", params=LORA).status_code == 429  # the GET planned: it counted
         assert client.get("/plan").status_code == 200  # the empty form plans nothing, so is not counted
+
+
+def test_the_plan_list_shows_saved_plans_and_filters_them(client: Client) -> None:
+    client.post("/plan", params=LORA, follow_redirects=False)
+    client.post("/serving", params=FLEET, follow_redirects=False)
+    listed = client.get("/plans")
+    assert listed.status_code == 200 and 'id="plans"' in listed.text
+    assert "fine tune" in listed.text and "serving" in listed.text and 'href="/plans/pl-' in listed.text
+    serving_only = client.get("/plans", params={"kind": "serving"})
+    assert "fine tune</td>" not in serving_only.text and "serving</td>" in serving_only.text
+    for bad in ({"kind": "dance"}, {"gpu": "Z9000"}, {"page": "0"}):
+        refused = client.get("/plans", params=bad)
+        assert refused.status_code == 200 and 'role="alert"' in refused.text
