@@ -18,6 +18,7 @@ from service.buy_vs_rent.schemas import BuyVsRentResponse
 from service.db.store import Store
 from service.errors import ServiceError
 from service.price_sheets.refresh import Refresher
+from service.settings import Settings
 from service.web.buy_vs_rent_query import FIELDS, request_of
 from service.web.plan_list import plan_list_page
 from service.web.plan_pages import PLAN_PAGES
@@ -39,8 +40,10 @@ def home_page(
     store: NamedDependency[Store],
     refresher: NamedDependency[Refresher],
     scheduler: NamedDependency[BaseScheduler | None],
+    settings: NamedDependency[Settings],
 ) -> Response[str]:
-    """What the service knows: catalog size, price sheets with their age, the scheduled sources with
+    """What the service knows: catalog size, price sheets with their age (those older than
+    ``GPUPLAN_PRICE_MAX_AGE_HOURS``, which plans warn about, flagged stale), the scheduled sources with
     their last refresh, and where to go next."""
     snapshot = store.snapshot
     now = datetime.now(UTC)
@@ -54,6 +57,7 @@ def home_page(
         sheets=[(s, (now - s.fetched_at).total_seconds() / 86_400) for s in sheets],
         sources=refresher.statuses(scheduler),
         now=now,
+        stale_after_days=settings.price_max_age_hours / 24,
     )
 
 

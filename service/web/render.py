@@ -13,6 +13,8 @@ from typing import Any
 import jinja2
 from litestar import Response
 
+from service.web.labels import input_label, input_value
+
 __all__ = ["page", "percent", "usd"]
 
 
@@ -39,6 +41,8 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["usd"] = usd
     env.filters["percent"] = percent
+    env.filters["input_label"] = input_label
+    env.filters["input_value"] = lambda value, name: input_value(name, value)
     env.filters["fields"] = lambda struct: [(n, getattr(struct, n)) for n in struct.__struct_fields__]
     return env
 

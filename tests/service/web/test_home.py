@@ -54,3 +54,29 @@ def test_the_plan_page_takes_the_memory_headroom_and_names_it_when_out_of_range(
     assert _total_cost(edge.text) < _total_cost(default.text)
     refused = client.get("/plan", params={**query, "memory_headroom": "0.9"})
     assert 'aria-invalid="true"' in refused.text and "memory_headroom" in refused.text
+
+
+def test_the_home_page_flags_sheets_older_than_the_price_age_limit(client: TestClient) -> None:  # type: ignore[type-arg]
+    home = client.get("/").text
+    table = home[home.index("<h2>Price sources</h2>") : home.index("<h2>Scheduled sources</h2>")]
+    assert "stale" in table  # the shipped rental sheet is over a year old
+    assert 'class="num stale"' in table
+
+
+def test_the_buy_vs_rent_sensitivity_speaks_a_readers_words() -> None:
+    from service.web.labels import input_label, input_value
+
+    assert input_label("rent_usd_per_gpu_hour") == "rent price"
+    assert input_value("rent_usd_per_gpu_hour", 2.75) == "$2.75/GPU-hour"
+    assert input_value("electricity_usd_per_kwh", 0.00565415) == "$0.006/kWh"
+    assert input_value("purchase_price_usd_per_gpu", 37500) == "$37,500"
+    assert input_label("pue") == "data-centre PUE"
+
+
+def test_the_buy_vs_rent_page_labels_its_inputs_and_leaves_out_flat_rows(client: TestClient) -> None:  # type: ignore[type-arg]
+    query = {"gpu": "H100 SXM", "gpu_count": "8", "utilization": "0.7", "horizon_months": "60"}
+    page = client.get("/buy-vs-rent", params=query).text
+    table = page[page.index("<h2>Sensitivity</h2>") : page.index("<h2>Monthly schedule</h2>")]
+    assert "rent price" in table and "data-centre PUE" in table
+    assert "rent usd per gpu hour" not in table and "_" not in table.split("<tbody>")[1].split("style=")[0]
+    assert "$0 </td>" not in table
