@@ -53,3 +53,20 @@ def test_the_plan_list_shows_saved_plans_and_filters_them(client: Client) -> Non
     for bad in ({"kind": "dance"}, {"gpu": "Z9000"}, {"page": "0"}):
         refused = client.get("/plans", params=bad)
         assert refused.status_code == 200 and 'role="alert"' in refused.text
+
+
+def test_a_stored_plan_downloads_as_json_and_csv(client: Client) -> None:
+    import csv
+    import io
+
+    for path, query, first in (("/plan", LORA, "rank"), ("/serving", FLEET, "gpu")):
+        stored = client.post(path, params=query, follow_redirects=False).headers["location"]
+        page = client.get(stored).text
+        assert f'href="/v1{stored}"' in page and f'href="{stored}/rows.csv"' in page
+        download = client.get(f"{stored}/rows.csv")
+        assert download.status_code == 200 and download.headers["content-type"].startswith("text/csv")
+        rows = list(csv.DictReader(io.StringIO(download.text)))
+        assert rows and next(iter(rows[0])) == first
+    plan = client.get(f"/v1{stored}").json()
+    assert len(rows) == len(plan["choice"]["replicas"])
+    assert client.get("/plans/pl-nothing/rows.csv").status_code == 404
