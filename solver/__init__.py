@@ -63,6 +63,7 @@ from solver.engine import (
     ServingSetup,
     build_replica,
     engine_capacity,
+    latency_at,
     run_load,
     serve_at_load,
 )
@@ -270,6 +271,7 @@ __all__ = [
     "host_unknown",
     "interruption_rate",
     "job_terms",
+    "latency_at",
     "list_models",
     "lookup_model",
     "needs_of",

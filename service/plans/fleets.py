@@ -16,6 +16,8 @@ import msgspec
 
 from service.db.snapshot import CatalogSnapshot
 from service.errors import InvalidParameter
+from service.plans.fleet_choice import choose_fleet
+from service.plans.fleet_latency import replica_latency
 from service.plans.inputs import PlanInputs, PlanSettings
 from service.plans.render import (
     PlanStamp,
@@ -32,6 +34,7 @@ from service.plans.schemas import (
     FleetChoiceOut,
     FleetCostOut,
     FleetSolverOut,
+    ReplicaLatencyOut,
     ReplicaOut,
     SavingOut,
     ServingPlanOut,
@@ -43,6 +46,7 @@ from solver import (
     INTERCONNECT_RANK,
     Capacity,
     FleetResult,
+    FleetRules,
     GpuSpec,
     Interconnect,
     InvalidWorkload,
@@ -90,6 +94,8 @@ class ReplicaOptions(msgspec.Struct, frozen=True, kw_only=True):
     types: list[ReplicaType]
     supply_of: dict[str, Supply]
     rejections: list[Rejection]
+    setups: dict[str, ServingSetup] = {}
+    """What each type runs (model, GPU, precision, interconnect), for its latencies, by type id."""
 
 
 class SolvedFleet(msgspec.Struct, frozen=True, kw_only=True):
@@ -98,6 +104,8 @@ class SolvedFleet(msgspec.Struct, frozen=True, kw_only=True):
     options: ReplicaOptions
     rejected: Rejected
     hours: float
+    why: str = ""
+    """Why this fleet (``service.plans.fleet_choice``)."""
 
 
 _MAX_CAPACITIES = 50_000
@@ -109,6 +117,7 @@ class _CapacityKey(NamedTuple):
     gpu_id: str
     tp: int
     interconnect: Interconnect
+    precision: str
     input_tokens: int
     output_tokens: int
     slo: ServingSlo | None
@@ -146,16 +155,21 @@ class ServingFleets:
                 max_utilization=request.max_utilization,
                 max_gpus=limits.max_gpus,
                 time_limit_s=self.settings.time_limit_s,
+                rules=FleetRules(
+                    min_replicas=request.min_replicas, spare_instance=request.survive_instance_loss
+                ),
             )
 
         try:
-            fleet: FleetResult = size(solve_fleet)
+            cheapest: FleetResult = size(solve_fleet)
         except NoFeasiblePlan as exc:
             merged = {gpu_id: list(reasons) for gpu_id, reasons in rejected.items()}
             for gpu_id, reasons in exc.rejected.items():
                 merged.setdefault(gpu_id, []).extend(reasons)
             raise NoFeasiblePlan(str(exc), merged) from None
         single: FleetResult | None = size(best_single_type)
+        choice = choose_fleet(cheapest, single, request.mix_threshold)
+        fleet = choice.fleet
         hours = request.hours if request.hours is not None else DEFAULT_FLEET_HOURS
         if limits.budget_usd is not None and fleet.usd_per_hour * hours > limits.budget_usd:
             raise NoFeasiblePlan(
@@ -166,7 +180,9 @@ class ServingFleets:
                     for g in sorted(_usable(options))
                 },
             )
-        return SolvedFleet(fleet=fleet, single=single, options=options, rejected=rejected, hours=hours)
+        return SolvedFleet(
+            fleet=fleet, single=single, options=options, rejected=rejected, hours=hours, why=choice.why
+        )
 
     def render(
         self, inputs: PlanInputs[ServingPlan, FleetSpec], solved: SolvedFleet, stamp: PlanStamp
@@ -187,9 +203,11 @@ class ServingFleets:
             max_utilization=inputs.request.max_utilization,
             choice=FleetChoiceOut(
                 replicas=[
-                    _replica_out(type_of[type_id], inputs, solved)
+                    _replica_out(type_of[type_id], inputs, solved, self.cache)
                     for type_id in sorted(fleet.instances, key=lambda t: -fleet.instances[t])
-                ]
+                ],
+                gpus=sum(n * type_of[t].gpus_per_instance for t, n in fleet.instances.items()),
+                why=solved.why,
             ),
             cost=FleetCostOut(
                 usd_per_hour=fleet.usd_per_hour, hours=hours, total_usd=fleet.usd_per_hour * hours
@@ -233,6 +251,7 @@ def _replica_types(inputs: PlanInputs[ServingPlan, FleetSpec], cache: Throughput
     capacities = cache.capacities(snapshot, by_tp[min(by_tp)]) if by_tp else {}
     types: list[ReplicaType] = []
     supply_of: dict[str, Supply] = {}
+    setups: dict[str, ServingSetup] = {}
     rejections: list[Rejection] = []
     for supply in inputs.supplies.supplies:
         gpu = snapshot.gpu_spec(supply.gpu_id)
@@ -241,10 +260,8 @@ def _replica_types(inputs: PlanInputs[ServingPlan, FleetSpec], cache: Throughput
             if tp > supply.gpus_per_unit or supply.gpus_per_unit % tp or (tp > 1 and not linked):
                 continue
             interconnect: Interconnect = supply.interconnect if tp > 1 else "none"
-            caps = [
-                _capacity(capacities, inputs, resolved, gpu, tp, interconnect, cls, index)
-                for cls in inputs.spec.classes
-            ]
+            setup = _setup(inputs, resolved, gpu, interconnect, index)
+            caps = [_capacity(capacities, inputs, setup, tp, cls) for cls in inputs.spec.classes]
             if not any(c.requests_per_s > 0 for c in caps):
                 rejections.append(
                     Rejection(
@@ -267,36 +284,45 @@ def _replica_types(inputs: PlanInputs[ServingPlan, FleetSpec], cache: Throughput
             )
             types.append(rtype)
             supply_of[rtype.type_id] = supply
-    return ReplicaOptions(types=types, supply_of=supply_of, rejections=rejections)
+            setups[rtype.type_id] = setup
+    return ReplicaOptions(types=types, supply_of=supply_of, rejections=rejections, setups=setups)
+
+
+def _setup(
+    inputs: PlanInputs[ServingPlan, FleetSpec],
+    resolved: ResolvedWorkload,
+    gpu: GpuSpec,
+    interconnect: Interconnect,
+    index: ProfileIndex,
+) -> ServingSetup:
+    """What one replica runs: the model at its precision on ``gpu`` (measured hardware where profiled)."""
+    hardware = (
+        index.hardware(gpu.gpu_id)
+        if gpu.gpu_id in index.gpus
+        else hardware_of(gpu, inputs.snapshot.gpus_and_slices())
+    )
+    return ServingSetup(arch=resolved.arch, gpu=gpu, hardware=hardware, precision=resolved.precision,
+                        interconnect=interconnect)  # fmt: skip
 
 
 def _capacity(
     cache: MutableMapping[Hashable, Any],
     inputs: PlanInputs[ServingPlan, FleetSpec],
-    resolved: ResolvedWorkload,
-    gpu: GpuSpec,
+    setup: ServingSetup,
     tp: int,
-    interconnect: Interconnect,
     cls: RequestClass,
-    index: ProfileIndex,
 ) -> Capacity:
     """One replica's capacity for one request size, computed once per model, GPU, tp, interconnect,
-    size and SLO on a snapshot (``cache`` is shared across requests)."""
+    precision, size and SLO on a snapshot (``cache`` is shared across requests)."""
     slo = inputs.request.slo
-    key = _CapacityKey(gpu.gpu_id, tp, interconnect, cls.input_tokens, cls.output_tokens, slo)
+    key = _CapacityKey(
+        setup.gpu.gpu_id, tp, setup.interconnect, setup.precision, cls.input_tokens, cls.output_tokens, slo
+    )
     found = cache.get(key)
     if found is None:
         if len(cache) >= _MAX_CAPACITIES:  # bounded: odd request sizes cannot grow it without end
             cache.clear()
-        snapshot = inputs.snapshot
-        hardware = (
-            index.hardware(gpu.gpu_id)
-            if gpu.gpu_id in index.gpus
-            else hardware_of(gpu, snapshot.gpus_and_slices())
-        )
-        setup = ServingSetup(arch=resolved.arch, gpu=gpu, hardware=hardware, precision=resolved.precision,
-                             interconnect=interconnect)  # fmt: skip
-        found = cache[key] = engine_capacity(snapshot.serving, setup, tp, cls, slo)
+        found = cache[key] = engine_capacity(inputs.snapshot.serving, setup, tp, cls, slo)
     return cast(Capacity, found)
 
 
@@ -341,7 +367,10 @@ def _capacity_warnings(type_of: Mapping[str, ReplicaType], fleet: FleetResult) -
 
 
 def _replica_out(
-    rtype: ReplicaType, inputs: PlanInputs[ServingPlan, FleetSpec], solved: SolvedFleet
+    rtype: ReplicaType,
+    inputs: PlanInputs[ServingPlan, FleetSpec],
+    solved: SolvedFleet,
+    cache: ThroughputCache,
 ) -> ReplicaOut:
     fleet, supply = solved.fleet, solved.options.supply_of[rtype.type_id]
     classes = inputs.spec.classes
@@ -370,8 +399,28 @@ def _replica_out(
             )
             for i, cls in enumerate(classes)
         ],
+        gpus=instances * rtype.gpus_per_instance,
+        precision=solved.options.setups[rtype.type_id].precision,
+        latency=_latency(rtype, inputs, solved, cache),
         mig=mig_ref(inputs.snapshot, supply, instances * supply.gpus_per_unit),
     )
+
+
+def _latency(
+    rtype: ReplicaType,
+    inputs: PlanInputs[ServingPlan, FleetSpec],
+    solved: SolvedFleet,
+    cache: ThroughputCache,
+) -> ReplicaLatencyOut | None:
+    """What one replica of ``rtype`` achieves at the share of each request size the fleet routes to it."""
+    shares = solved.fleet.shares.get(rtype.type_id, [0.0] * len(inputs.spec.classes))
+    rates = [
+        (cls.input_tokens, cls.output_tokens, inputs.spec.rate * cls.share * shares[i])
+        for i, cls in enumerate(inputs.spec.classes)
+    ]
+    table = cache.capacities(inputs.snapshot, inputs.resolved)
+    setup = solved.options.setups[rtype.type_id]
+    return replica_latency(table, setup, rtype, rates, solved.fleet.replicas[rtype.type_id])
 
 
 def _single_out(
