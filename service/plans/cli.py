@@ -129,7 +129,8 @@ def _print_plan(plan: PlanOut) -> None:
         print(f"\nwarning [{warning.code}]: {warning.message}")
 
 
-def _print_fleet(plan: ServingPlanOut) -> None:
+def _print_fleet_header(plan: ServingPlanOut) -> None:
+    """The plan, model, cost, GPUs and solver lines above the fleet's table."""
     print(
         tabulate(
             [
@@ -151,6 +152,10 @@ def _print_fleet(plan: ServingPlanOut) -> None:
             tablefmt="plain",
         )
     )
+
+
+def _print_fleet(plan: ServingPlanOut) -> None:
+    _print_fleet_header(plan)
     print("\nfleet")
     print(
         tabulate(
