@@ -19,6 +19,7 @@ from service.errors import InvalidParameter
 from service.plans.fleet_choice import choose_fleet
 from service.plans.fleet_latency import replica_latency
 from service.plans.inputs import PlanInputs, PlanSettings
+from service.plans.quantised import precisions_tried, quantised_refusal
 from service.plans.render import (
     PlanStamp,
     host_warnings,
@@ -246,46 +247,74 @@ def _resolved_by_tp(template: Workload) -> dict[int, ResolvedWorkload]:
 
 
 def _replica_types(inputs: PlanInputs[ServingPlan, FleetSpec], cache: ThroughputCache) -> ReplicaOptions:
-    snapshot, index = inputs.snapshot, inputs.snapshot.profile_index()
-    by_tp = _resolved_by_tp(inputs.template)
-    capacities = cache.capacities(snapshot, by_tp[min(by_tp)]) if by_tp else {}
-    types: list[ReplicaType] = []
-    supply_of: dict[str, Supply] = {}
-    setups: dict[str, ServingSetup] = {}
-    rejections: list[Rejection] = []
-    for supply in inputs.supplies.supplies:
-        gpu = snapshot.gpu_spec(supply.gpu_id)
-        linked = INTERCONNECT_RANK[supply.interconnect] >= INTERCONNECT_RANK["nvlink"]
-        for tp, resolved in by_tp.items():
-            if tp > supply.gpus_per_unit or supply.gpus_per_unit % tp or (tp > 1 and not linked):
-                continue
-            interconnect: Interconnect = supply.interconnect if tp > 1 else "none"
-            setup = _setup(inputs, resolved, gpu, interconnect, index)
-            caps = [_capacity(capacities, inputs, setup, tp, cls) for cls in inputs.spec.classes]
-            if not any(c.requests_per_s > 0 for c in caps):
-                rejections.append(
+    """Every supply × tensor-parallel degree × precision tried (the requested one, then the quantised
+    ones the request allows where the software table says they run) that serves some request size."""
+    request, template = inputs.request, inputs.template
+    by_tp = _resolved_by_tp(template)
+    capacities = cache.capacities(inputs.snapshot, by_tp[min(by_tp)]) if by_tp else {}
+    found = ReplicaOptions(types=[], supply_of={}, rejections=[], setups={})
+    for precision in precisions_tried(request):
+        at = by_tp if precision == template.precision else _resolved_by_tp(
+            msgspec.structs.replace(template, precision=precision)
+        )  # fmt: skip
+        for supply in inputs.supplies.supplies:
+            refused = quantised_refusal(inputs.snapshot, supply.gpu_id, precision, template.precision)
+            if refused is not None:
+                found.rejections.append(
                     Rejection(
-                        gpu_id=gpu.gpu_id,
-                        reason="memory" if "KV" in caps[0].method else "throughput",
-                        detail=f"tp={tp}: {caps[0].method}",
-                        supply_id=supply.supply_id,
-                        gpu_count=tp,
+                        gpu_id=supply.gpu_id, reason="software", detail=refused, supply_id=supply.supply_id
                     )
                 )
                 continue
-            rtype = ReplicaType(
-                type_id=f"{supply.supply_id}|tp{tp}",
-                gpu_id=gpu.gpu_id,
-                tp=tp,
-                replicas_per_instance=supply.gpus_per_unit // tp,
-                usd_per_instance_hour=supply.usd_per_unit_hour,
-                capacities=caps,
-                offer_ref=supply.supply_id,
+            _supply_types(inputs, capacities, supply, at, found)
+    return found
+
+
+def _supply_types(
+    inputs: PlanInputs[ServingPlan, FleetSpec],
+    capacities: MutableMapping[Hashable, Any],
+    supply: Supply,
+    by_tp: Mapping[int, ResolvedWorkload],
+    found: ReplicaOptions,
+) -> None:
+    """Add to ``found`` the replica types of one supply at one precision (each fitting tp), or why not."""
+    gpu = inputs.snapshot.gpu_spec(supply.gpu_id)
+    index = inputs.snapshot.profile_index()
+    linked = INTERCONNECT_RANK[supply.interconnect] >= INTERCONNECT_RANK["nvlink"]
+    for tp, resolved in by_tp.items():
+        if tp > supply.gpus_per_unit or supply.gpus_per_unit % tp or (tp > 1 and not linked):
+            continue
+        interconnect: Interconnect = supply.interconnect if tp > 1 else "none"
+        setup = _setup(inputs, resolved, gpu, interconnect, index)
+        caps = [_capacity(capacities, inputs, setup, tp, cls) for cls in inputs.spec.classes]
+        if not any(c.requests_per_s > 0 for c in caps):
+            found.rejections.append(
+                Rejection(
+                    gpu_id=gpu.gpu_id,
+                    reason="memory" if "KV" in caps[0].method else "throughput",
+                    detail=f"tp={tp}{_at(setup, inputs)}: {caps[0].method}",
+                    supply_id=supply.supply_id,
+                    gpu_count=tp,
+                )
             )
-            types.append(rtype)
-            supply_of[rtype.type_id] = supply
-            setups[rtype.type_id] = setup
-    return ReplicaOptions(types=types, supply_of=supply_of, rejections=rejections, setups=setups)
+            continue
+        rtype = ReplicaType(
+            type_id=f"{supply.supply_id}|tp{tp}{_at(setup, inputs).replace(' ', '|')}",
+            gpu_id=gpu.gpu_id,
+            tp=tp,
+            replicas_per_instance=supply.gpus_per_unit // tp,
+            usd_per_instance_hour=supply.usd_per_unit_hour,
+            capacities=caps,
+            offer_ref=supply.supply_id,
+        )
+        found.types.append(rtype)
+        found.supply_of[rtype.type_id] = supply
+        found.setups[rtype.type_id] = setup
+
+
+def _at(setup: ServingSetup, inputs: PlanInputs[ServingPlan, FleetSpec]) -> str:
+    """`` fp8`` (say) for a quantised replica type; empty at the requested precision."""
+    return "" if setup.precision == inputs.template.precision else f" {setup.precision}"
 
 
 def _setup(

@@ -38,6 +38,7 @@ __all__ = [
     "PlanBase",
     "PlanConstraints",
     "PlanRequest",
+    "Quantisation",
     "ServingPlan",
     "TrainPlan",
 ]
@@ -61,6 +62,8 @@ DEFAULT_MIX_THRESHOLD = 0.03
 images, two pools to watch), worth it only for a real saving."""
 
 Acquisition = Literal["rent", "own", "either"]
+Quantisation = Literal["fp8", "int8", "int4"]
+"""Quantised weights a serving plan may try (``ServingPlan.quantisation``)."""
 Objective = Literal["cost", "time"]
 _Names = Annotated[list[Annotated[str, Meta(min_length=1, max_length=200)]], Meta(max_length=100)]
 
@@ -290,6 +293,18 @@ class ServingPlan(PlanBase, tag="serving", forbid_unknown_fields=True, kw_only=T
             )
         ),
     ] = False
+    quantisation: Annotated[
+        list[Quantisation],
+        Meta(
+            max_length=3,
+            description=(
+                "serving: quantised weights to try as replica types beside the requested precision, where "
+                "the software table says they run: fp8 (FP8 W8A8), int8 (INT8 W8A8), int4 (AWQ/GPTQ 4-bit "
+                "weights, 16-bit compute). Empty (default): the requested precision only, as quantised "
+                "weights change the model's outputs."
+            ),
+        ),
+    ] = msgspec.field(default_factory=list)
     mix_threshold: Annotated[
         float,
         Meta(
