@@ -1,10 +1,13 @@
 """Serving fleets: the cheapest (possibly mixed) fleet of replicas that serves a request rate.
 
 Replica types are the pipeline's supplies (the cheapest offer of each interchangeable group, and owned
-nodes) × tensor-parallel degrees that fit inside one instance (tp > 1 only over NVLink/NVSwitch).
-Each type's capacity per request class comes from the Mélange serving rows where a bucket matches,
-else from the throughput and memory models (``solver.throughput.capacity``), flagged ``derived``; the
-fleet MILP is ``solver.optimise.fleet``.
+nodes) × tensor-parallel degrees that fit inside one instance (tp > 1 only over NVLink/NVSwitch) ×
+precisions (the requested one, and the quantised ones the request allows: ``service.plans.quantised``).
+Each type's capacity per request class comes from the engine model (``solver.engine_capacity``:
+measured serving rows where a bucket matches, else simulated), cached per snapshot. The fleet MILP is
+``solver.optimise.fleet`` under the request's redundancy (``min_replicas``, ``survive_instance_loss``);
+a mix is recommended only above ``mix_threshold`` (``service.plans.fleet_choice``), and each chosen
+type states the latencies it achieves at its load (``service.plans.fleet_latency``).
 """
 
 from __future__ import annotations
