@@ -14,7 +14,7 @@ from service.db.store import Store
 from service.plans.cost_text import money, print_costs
 from service.plans.pipeline import PlanService
 from service.plans.remote import plan_via_server
-from service.plans.schemas import ChoiceOut, PlanOut, ServingPlanOut
+from service.plans.schemas import ChoiceOut, PlanOut, ReplicaOut, ServingPlanOut
 from service.server.client import add_target_options, reach
 from solver import Network, NoFeasiblePlan, PlanRequest
 
@@ -129,7 +129,8 @@ def _print_plan(plan: PlanOut) -> None:
         print(f"\nwarning [{warning.code}]: {warning.message}")
 
 
-def _print_fleet(plan: ServingPlanOut) -> None:
+def _print_fleet_header(plan: ServingPlanOut) -> None:
+    """The plan, model, cost, GPUs and solver lines above the fleet's table."""
     print(
         tabulate(
             [
@@ -142,6 +143,7 @@ def _print_fleet(plan: ServingPlanOut) -> None:
                     "cost",
                     f"{money(plan.cost.usd_per_hour)}/h, {money(plan.cost.total_usd)} over {plan.cost.hours:g} h",
                 ),
+                ("GPUs", f"{plan.choice.gpus}; {plan.choice.why}"),
                 (
                     "solver",
                     f"{plan.solver.status}, {plan.solver.replica_types} replica types, {plan.solver.total_ms:,.0f} ms",
@@ -150,18 +152,25 @@ def _print_fleet(plan: ServingPlanOut) -> None:
             tablefmt="plain",
         )
     )
+
+
+def _print_fleet(plan: ServingPlanOut) -> None:
+    _print_fleet_header(plan)
     print("\nfleet")
     print(
         tabulate(
             [
                 (
                     r.mig.summary if r.mig else r.gpu_name,
+                    r.precision,
                     r.tp,
                     r.replicas,
                     r.instances,
-                    r.offer.provider if r.offer else r.acquisition,
+                    r.gpus,
+                    f"{r.offer.provider} ({r.offer.region})" if r.offer else r.acquisition,
                     money(r.usd_per_hour),
                     f"{r.load:.0%}",
+                    _latency_text(r),
                     ", ".join(
                         f"{c.input_tokens}/{c.output_tokens}: {c.share_of_class:.0%}"
                         for c in r.classes
@@ -172,17 +181,29 @@ def _print_fleet(plan: ServingPlanOut) -> None:
             ],
             headers=[
                 "GPU",
+                "precision",
                 "tp",
                 "replicas",
                 "instances",
+                "GPUs",
                 "from",
                 "$/h",
                 "load",
+                "TTFT/TPOT p90 ms",
                 "request sizes served (in/out: share)",
             ],
         )
     )
     _print_fleet_footer(plan)
+
+
+def _latency_text(replica: ReplicaOut) -> str:
+    """The simulated p90 TTFT and TPOT of one replica at its load (``-`` when not simulated)."""
+    latency = replica.latency
+    if latency is None:
+        return "-"
+    text = f"{latency.ttft_ms.p90:,.0f} / {latency.tpot_ms.p90:,.1f}"
+    return text if latency.stable else f"{text} (not sustained)"
 
 
 def _print_fleet_footer(plan: ServingPlanOut) -> None:

@@ -1,10 +1,13 @@
 """Serving fleets: the cheapest (possibly mixed) fleet of replicas that serves a request rate.
 
 Replica types are the pipeline's supplies (the cheapest offer of each interchangeable group, and owned
-nodes) × tensor-parallel degrees that fit inside one instance (tp > 1 only over NVLink/NVSwitch).
-Each type's capacity per request class comes from the Mélange serving rows where a bucket matches,
-else from the throughput and memory models (``solver.throughput.capacity``), flagged ``derived``; the
-fleet MILP is ``solver.optimise.fleet``.
+nodes) × tensor-parallel degrees that fit inside one instance (tp > 1 only over NVLink/NVSwitch) ×
+precisions (the requested one, and the quantised ones the request allows: ``service.plans.quantised``).
+Each type's capacity per request class comes from the engine model (``solver.engine_capacity``:
+measured serving rows where a bucket matches, else simulated), cached per snapshot. The fleet MILP is
+``solver.optimise.fleet`` under the request's redundancy (``min_replicas``, ``survive_instance_loss``);
+a mix is recommended only above ``mix_threshold`` (``service.plans.fleet_choice``), and each chosen
+type states the latencies it achieves at its load (``service.plans.fleet_latency``).
 """
 
 from __future__ import annotations
@@ -16,7 +19,10 @@ import msgspec
 
 from service.db.snapshot import CatalogSnapshot
 from service.errors import InvalidParameter
+from service.plans.fleet_choice import choose_fleet
+from service.plans.fleet_latency import replica_latency
 from service.plans.inputs import PlanInputs, PlanSettings
+from service.plans.quantised import precisions_tried, quantised_refusal
 from service.plans.render import (
     PlanStamp,
     host_warnings,
@@ -32,6 +38,7 @@ from service.plans.schemas import (
     FleetChoiceOut,
     FleetCostOut,
     FleetSolverOut,
+    ReplicaLatencyOut,
     ReplicaOut,
     SavingOut,
     ServingPlanOut,
@@ -43,6 +50,7 @@ from solver import (
     INTERCONNECT_RANK,
     Capacity,
     FleetResult,
+    FleetRules,
     GpuSpec,
     Interconnect,
     InvalidWorkload,
@@ -90,6 +98,8 @@ class ReplicaOptions(msgspec.Struct, frozen=True, kw_only=True):
     types: list[ReplicaType]
     supply_of: dict[str, Supply]
     rejections: list[Rejection]
+    setups: dict[str, ServingSetup] = {}
+    """What each type runs (model, GPU, precision, interconnect), for its latencies, by type id."""
 
 
 class SolvedFleet(msgspec.Struct, frozen=True, kw_only=True):
@@ -98,6 +108,8 @@ class SolvedFleet(msgspec.Struct, frozen=True, kw_only=True):
     options: ReplicaOptions
     rejected: Rejected
     hours: float
+    why: str = ""
+    """Why this fleet (``service.plans.fleet_choice``)."""
 
 
 _MAX_CAPACITIES = 50_000
@@ -109,6 +121,7 @@ class _CapacityKey(NamedTuple):
     gpu_id: str
     tp: int
     interconnect: Interconnect
+    precision: str
     input_tokens: int
     output_tokens: int
     slo: ServingSlo | None
@@ -146,16 +159,21 @@ class ServingFleets:
                 max_utilization=request.max_utilization,
                 max_gpus=limits.max_gpus,
                 time_limit_s=self.settings.time_limit_s,
+                rules=FleetRules(
+                    min_replicas=request.min_replicas, spare_instance=request.survive_instance_loss
+                ),
             )
 
         try:
-            fleet: FleetResult = size(solve_fleet)
+            cheapest: FleetResult = size(solve_fleet)
         except NoFeasiblePlan as exc:
             merged = {gpu_id: list(reasons) for gpu_id, reasons in rejected.items()}
             for gpu_id, reasons in exc.rejected.items():
                 merged.setdefault(gpu_id, []).extend(reasons)
             raise NoFeasiblePlan(str(exc), merged) from None
         single: FleetResult | None = size(best_single_type)
+        choice = choose_fleet(cheapest, single, request.mix_threshold)
+        fleet = choice.fleet
         hours = request.hours if request.hours is not None else DEFAULT_FLEET_HOURS
         if limits.budget_usd is not None and fleet.usd_per_hour * hours > limits.budget_usd:
             raise NoFeasiblePlan(
@@ -166,7 +184,9 @@ class ServingFleets:
                     for g in sorted(_usable(options))
                 },
             )
-        return SolvedFleet(fleet=fleet, single=single, options=options, rejected=rejected, hours=hours)
+        return SolvedFleet(
+            fleet=fleet, single=single, options=options, rejected=rejected, hours=hours, why=choice.why
+        )
 
     def render(
         self, inputs: PlanInputs[ServingPlan, FleetSpec], solved: SolvedFleet, stamp: PlanStamp
@@ -187,9 +207,11 @@ class ServingFleets:
             max_utilization=inputs.request.max_utilization,
             choice=FleetChoiceOut(
                 replicas=[
-                    _replica_out(type_of[type_id], inputs, solved)
+                    _replica_out(type_of[type_id], inputs, solved, self.cache)
                     for type_id in sorted(fleet.instances, key=lambda t: -fleet.instances[t])
-                ]
+                ],
+                gpus=sum(n * type_of[t].gpus_per_instance for t, n in fleet.instances.items()),
+                why=solved.why,
             ),
             cost=FleetCostOut(
                 usd_per_hour=fleet.usd_per_hour, hours=hours, total_usd=fleet.usd_per_hour * hours
@@ -228,75 +250,111 @@ def _resolved_by_tp(template: Workload) -> dict[int, ResolvedWorkload]:
 
 
 def _replica_types(inputs: PlanInputs[ServingPlan, FleetSpec], cache: ThroughputCache) -> ReplicaOptions:
-    snapshot, index = inputs.snapshot, inputs.snapshot.profile_index()
-    by_tp = _resolved_by_tp(inputs.template)
-    capacities = cache.capacities(snapshot, by_tp[min(by_tp)]) if by_tp else {}
-    types: list[ReplicaType] = []
-    supply_of: dict[str, Supply] = {}
-    rejections: list[Rejection] = []
-    for supply in inputs.supplies.supplies:
-        gpu = snapshot.gpu_spec(supply.gpu_id)
-        linked = INTERCONNECT_RANK[supply.interconnect] >= INTERCONNECT_RANK["nvlink"]
-        for tp, resolved in by_tp.items():
-            if tp > supply.gpus_per_unit or supply.gpus_per_unit % tp or (tp > 1 and not linked):
-                continue
-            interconnect: Interconnect = supply.interconnect if tp > 1 else "none"
-            caps = [
-                _capacity(capacities, inputs, resolved, gpu, tp, interconnect, cls, index)
-                for cls in inputs.spec.classes
-            ]
-            if not any(c.requests_per_s > 0 for c in caps):
-                rejections.append(
+    """Every supply × tensor-parallel degree × precision tried (the requested one, then the quantised
+    ones the request allows where the software table says they run) that serves some request size."""
+    request, template = inputs.request, inputs.template
+    by_tp = _resolved_by_tp(template)
+    capacities = cache.capacities(inputs.snapshot, by_tp[min(by_tp)]) if by_tp else {}
+    found = ReplicaOptions(types=[], supply_of={}, rejections=[], setups={})
+    for precision in precisions_tried(request):
+        at = by_tp if precision == template.precision else _resolved_by_tp(
+            msgspec.structs.replace(template, precision=precision)
+        )  # fmt: skip
+        for supply in inputs.supplies.supplies:
+            refused = quantised_refusal(inputs.snapshot, supply.gpu_id, precision, template.precision)
+            if refused is not None:
+                found.rejections.append(
                     Rejection(
-                        gpu_id=gpu.gpu_id,
-                        reason="memory" if "KV" in caps[0].method else "throughput",
-                        detail=f"tp={tp}: {caps[0].method}",
-                        supply_id=supply.supply_id,
-                        gpu_count=tp,
+                        gpu_id=supply.gpu_id, reason="software", detail=refused, supply_id=supply.supply_id
                     )
                 )
                 continue
-            rtype = ReplicaType(
-                type_id=f"{supply.supply_id}|tp{tp}",
-                gpu_id=gpu.gpu_id,
-                tp=tp,
-                replicas_per_instance=supply.gpus_per_unit // tp,
-                usd_per_instance_hour=supply.usd_per_unit_hour,
-                capacities=caps,
-                offer_ref=supply.supply_id,
+            _supply_types(inputs, capacities, supply, at, found)
+    return found
+
+
+def _supply_types(
+    inputs: PlanInputs[ServingPlan, FleetSpec],
+    capacities: MutableMapping[Hashable, Any],
+    supply: Supply,
+    by_tp: Mapping[int, ResolvedWorkload],
+    found: ReplicaOptions,
+) -> None:
+    """Add to ``found`` the replica types of one supply at one precision (each fitting tp), or why not."""
+    gpu = inputs.snapshot.gpu_spec(supply.gpu_id)
+    index = inputs.snapshot.profile_index()
+    linked = INTERCONNECT_RANK[supply.interconnect] >= INTERCONNECT_RANK["nvlink"]
+    for tp, resolved in by_tp.items():
+        if tp > supply.gpus_per_unit or supply.gpus_per_unit % tp or (tp > 1 and not linked):
+            continue
+        interconnect: Interconnect = supply.interconnect if tp > 1 else "none"
+        setup = _setup(inputs, resolved, gpu, interconnect, index)
+        caps = [_capacity(capacities, inputs, setup, tp, cls) for cls in inputs.spec.classes]
+        if not any(c.requests_per_s > 0 for c in caps):
+            found.rejections.append(
+                Rejection(
+                    gpu_id=gpu.gpu_id,
+                    reason="memory" if "KV" in caps[0].method else "throughput",
+                    detail=f"tp={tp}{_at(setup, inputs)}: {caps[0].method}",
+                    supply_id=supply.supply_id,
+                    gpu_count=tp,
+                )
             )
-            types.append(rtype)
-            supply_of[rtype.type_id] = supply
-    return ReplicaOptions(types=types, supply_of=supply_of, rejections=rejections)
+            continue
+        rtype = ReplicaType(
+            type_id=f"{supply.supply_id}|tp{tp}{_at(setup, inputs).replace(' ', '|')}",
+            gpu_id=gpu.gpu_id,
+            tp=tp,
+            replicas_per_instance=supply.gpus_per_unit // tp,
+            usd_per_instance_hour=supply.usd_per_unit_hour,
+            capacities=caps,
+            offer_ref=supply.supply_id,
+        )
+        found.types.append(rtype)
+        found.supply_of[rtype.type_id] = supply
+        found.setups[rtype.type_id] = setup
+
+
+def _at(setup: ServingSetup, inputs: PlanInputs[ServingPlan, FleetSpec]) -> str:
+    """`` fp8`` (say) for a quantised replica type; empty at the requested precision."""
+    return "" if setup.precision == inputs.template.precision else f" {setup.precision}"
+
+
+def _setup(
+    inputs: PlanInputs[ServingPlan, FleetSpec],
+    resolved: ResolvedWorkload,
+    gpu: GpuSpec,
+    interconnect: Interconnect,
+    index: ProfileIndex,
+) -> ServingSetup:
+    """What one replica runs: the model at its precision on ``gpu`` (measured hardware where profiled)."""
+    hardware = (
+        index.hardware(gpu.gpu_id)
+        if gpu.gpu_id in index.gpus
+        else hardware_of(gpu, inputs.snapshot.gpus_and_slices())
+    )
+    return ServingSetup(arch=resolved.arch, gpu=gpu, hardware=hardware, precision=resolved.precision,
+                        interconnect=interconnect)  # fmt: skip
 
 
 def _capacity(
     cache: MutableMapping[Hashable, Any],
     inputs: PlanInputs[ServingPlan, FleetSpec],
-    resolved: ResolvedWorkload,
-    gpu: GpuSpec,
+    setup: ServingSetup,
     tp: int,
-    interconnect: Interconnect,
     cls: RequestClass,
-    index: ProfileIndex,
 ) -> Capacity:
     """One replica's capacity for one request size, computed once per model, GPU, tp, interconnect,
-    size and SLO on a snapshot (``cache`` is shared across requests)."""
+    precision, size and SLO on a snapshot (``cache`` is shared across requests)."""
     slo = inputs.request.slo
-    key = _CapacityKey(gpu.gpu_id, tp, interconnect, cls.input_tokens, cls.output_tokens, slo)
+    key = _CapacityKey(
+        setup.gpu.gpu_id, tp, setup.interconnect, setup.precision, cls.input_tokens, cls.output_tokens, slo
+    )
     found = cache.get(key)
     if found is None:
         if len(cache) >= _MAX_CAPACITIES:  # bounded: odd request sizes cannot grow it without end
             cache.clear()
-        snapshot = inputs.snapshot
-        hardware = (
-            index.hardware(gpu.gpu_id)
-            if gpu.gpu_id in index.gpus
-            else hardware_of(gpu, snapshot.gpus_and_slices())
-        )
-        setup = ServingSetup(arch=resolved.arch, gpu=gpu, hardware=hardware, precision=resolved.precision,
-                             interconnect=interconnect)  # fmt: skip
-        found = cache[key] = engine_capacity(snapshot.serving, setup, tp, cls, slo)
+        found = cache[key] = engine_capacity(inputs.snapshot.serving, setup, tp, cls, slo)
     return cast(Capacity, found)
 
 
@@ -341,7 +399,10 @@ def _capacity_warnings(type_of: Mapping[str, ReplicaType], fleet: FleetResult) -
 
 
 def _replica_out(
-    rtype: ReplicaType, inputs: PlanInputs[ServingPlan, FleetSpec], solved: SolvedFleet
+    rtype: ReplicaType,
+    inputs: PlanInputs[ServingPlan, FleetSpec],
+    solved: SolvedFleet,
+    cache: ThroughputCache,
 ) -> ReplicaOut:
     fleet, supply = solved.fleet, solved.options.supply_of[rtype.type_id]
     classes = inputs.spec.classes
@@ -370,8 +431,28 @@ def _replica_out(
             )
             for i, cls in enumerate(classes)
         ],
+        gpus=instances * rtype.gpus_per_instance,
+        precision=solved.options.setups[rtype.type_id].precision,
+        latency=_latency(rtype, inputs, solved, cache),
         mig=mig_ref(inputs.snapshot, supply, instances * supply.gpus_per_unit),
     )
+
+
+def _latency(
+    rtype: ReplicaType,
+    inputs: PlanInputs[ServingPlan, FleetSpec],
+    solved: SolvedFleet,
+    cache: ThroughputCache,
+) -> ReplicaLatencyOut | None:
+    """What one replica of ``rtype`` achieves at the share of each request size the fleet routes to it."""
+    shares = solved.fleet.shares.get(rtype.type_id, [0.0] * len(inputs.spec.classes))
+    rates = [
+        (cls.input_tokens, cls.output_tokens, inputs.spec.rate * cls.share * shares[i])
+        for i, cls in enumerate(inputs.spec.classes)
+    ]
+    table = cache.capacities(inputs.snapshot, inputs.resolved)
+    setup = solved.options.setups[rtype.type_id]
+    return replica_latency(table, setup, rtype, rates, solved.fleet.replicas[rtype.type_id])
 
 
 def _single_out(

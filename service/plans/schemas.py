@@ -16,6 +16,7 @@ from solver import (
     MemoryBand,
     MemoryBreakdown,
     Network,
+    Percentiles,
     PlanWarning,
     PriceKind,
     ProfileSource,
@@ -46,6 +47,7 @@ __all__ = [
     "RejectedGpu",
     "RejectionOut",
     "ReliabilityOut",
+    "ReplicaLatencyOut",
     "ReplicaOut",
     "SavingOut",
     "ServingPlanOut",
@@ -348,12 +350,35 @@ class ReplicaOut(msgspec.Struct, kw_only=True):
     usd_per_hour: float
     load: float
     classes: list[ClassShare]
+    gpus: int
+    """GPUs the type's instances hold (``instances × GPUs per instance``; slices for MIG)."""
+    precision: str
+    """The weights' precision the replicas run (the request's, or a quantised one it allowed)."""
+    latency: ReplicaLatencyOut | None
+    """Latencies the engine model simulates at the load each replica carries (None: not simulated)."""
     mig: MigOut | None = None
     """Set when the replicas run on MIG slices (``gpu`` is then the slice's id)."""
 
 
+class ReplicaLatencyOut(msgspec.Struct, kw_only=True):
+    """What one replica of a type achieves at its share of the fleet's load, from the engine model."""
+
+    requests_per_s: float
+    """Poisson arrivals per replica simulated: the type's share of every request size ÷ its replicas."""
+    ttft_ms: Percentiles
+    tpot_ms: Percentiles
+    e2e_ms: Percentiles
+    stable: bool
+    """False when that rate is beyond what the replica keeps up with (the latencies then grow with time)."""
+    method: str
+
+
 class FleetChoiceOut(msgspec.Struct, kw_only=True):
     replicas: list[ReplicaOut]
+    gpus: int
+    """GPUs the whole fleet holds (MIG slices counted as slices)."""
+    why: str
+    """Why this fleet: a mix only when it saves more than ``mix_threshold`` over the best single type."""
 
 
 class FleetCostOut(msgspec.Struct, kw_only=True):

@@ -187,8 +187,11 @@ def _known_names(values: Sequence[str] | None, known: frozenset[str], field: str
     return frozenset(chosen)
 
 
-def _gpu_ids(snapshot: CatalogSnapshot, names: Sequence[str] | None, field: str) -> frozenset[str] | None:
-    """The GPUs ``names`` denote, with the MIG slices of each (a name may also be one slice's)."""
+def _gpu_ids(
+    snapshot: CatalogSnapshot, names: Sequence[str] | None, field: str, *, slices: bool = True
+) -> frozenset[str] | None:
+    """The GPUs ``names`` denote, with the MIG slices of each when ``slices`` (a name may also be one
+    slice's, always kept: naming a slice asks for it)."""
     if names is None:
         return None
     ids: set[str] = set()
@@ -198,7 +201,8 @@ def _gpu_ids(snapshot: CatalogSnapshot, names: Sequence[str] | None, field: str)
             ids.add(slice_id)
         else:
             ids.update(resolve_gpu_names(snapshot, name, field=f"{field}[{i}]"))
-    ids.update(s.gpu_id for s in snapshot.mig_slices.values() if s.parent_gpu_id in ids)
+    if slices:
+        ids.update(s.gpu_id for s in snapshot.mig_slices.values() if s.parent_gpu_id in ids)
     return frozenset(ids)
 
 
@@ -227,7 +231,7 @@ class SupplyFilter(msgspec.Struct, frozen=True, kw_only=True):
             regions=_known_names(limits.regions, snapshot.regions, "constraints.regions")
             if renting
             else None,
-            gpus=_gpu_ids(snapshot, limits.gpus, "constraints.gpus"),
+            gpus=_gpu_ids(snapshot, limits.gpus, "constraints.gpus", slices=limits.mig),
             excluded=_gpu_ids(snapshot, limits.exclude_gpus, "constraints.exclude_gpus") or frozenset(),
             spot=limits.spot,
             reserved=limits.reserved,

@@ -12,7 +12,15 @@ from solver import PlanRequest
 __all__ = ["MIX_ROWS", "SERVING_FIELDS", "serving_request_of"]
 
 MIX_ROWS: Final = 6
-_TOP: Final = ("requests_per_s", "hours", "acquisition", "max_utilization")
+_TOP: Final = (
+    "requests_per_s",
+    "hours",
+    "acquisition",
+    "max_utilization",
+    "min_replicas",
+    "mix_threshold",
+    "survive_instance_loss",
+)
 _SLO: Final = ("ttft_ms", "tpot_ms")
 _MIX: Final = tuple(f"{part}_{i}" for i in range(MIX_ROWS) for part in ("in", "out", "share"))
 SERVING_FIELDS: Final = ("model", *_TOP, *_SLO, "max_gpus", *_MIX)

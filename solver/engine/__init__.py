@@ -10,6 +10,7 @@ from solver.engine.capacity import (
     engine_capacity,
     replica_capacity,
 )
+from solver.engine.latency import MIN_SIMULATED_RATE, latency_at
 from solver.engine.load import STEP_BUDGET, request_count, run_load, sizes_of
 from solver.engine.profiles import ENGINE_PROFILES, ENGINES, Engine, EngineProfile, engine_profile
 from solver.engine.replica import (
@@ -38,6 +39,7 @@ __all__ = [
     "KEEP_UP",
     "MAX_UTILIZATION",
     "MIN_KV_REQUESTS",
+    "MIN_SIMULATED_RATE",
     "RUNTIME_RESERVE_GIB",
     "SLO_REQUESTS",
     "STEP_BUDGET",
@@ -58,6 +60,7 @@ __all__ = [
     "engine_capacity",
     "engine_profile",
     "kv_element_bytes",
+    "latency_at",
     "replica_capacity",
     "request_count",
     "run_load",

@@ -14,6 +14,7 @@ from solver.optimise.candidates import (
 )
 from solver.optimise.config_grid import ConfigGrid, Selection, select
 from solver.optimise.fleet import COUNT_TOLERANCE, FleetResult, ReplicaType, best_single_type, solve_fleet
+from solver.optimise.fleet_rules import FleetRules
 from solver.optimise.hybrid import (
     FleetCost,
     HybridProblem,
@@ -54,6 +55,7 @@ __all__ = [
     "Enumeration",
     "FleetCost",
     "FleetResult",
+    "FleetRules",
     "HybridProblem",
     "HybridResult",
     "PlanCache",

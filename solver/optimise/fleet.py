@@ -8,11 +8,15 @@ max_utilization`` and ``a_tc = λ_c / (cap_tc · ρ · replicas_per_instance_t)`
 
     minimise   Σ_t price_t · n_t
     subject to Σ_t x_tc = 1                       for every class c
-               Σ_c a_tc · x_tc ≤ (1 + ε) · n_t    for every type t   (load ≤ ρ on its replicas)
+               Σ_c a_tc · x_tc ≤ (1 + ε) · (n_t − u_t)   for every type t   (load ≤ ρ on its replicas)
                Σ_t gpus_t · n_t ≤ max_gpus        (only when a GPU cap is given)
+               Σ_t r_t · n_t ≥ min_replicas       (only when more than one replica is asked)
                n_t ∈ {0, 1, …, N_t},  x_tc ∈ [0, 1],  x_tc absent where cap_tc = 0
 
-with ``N_t = min(⌈Σ_c a_tc / (1 + ε)⌉, ⌊max_gpus / gpus_t⌋, ⌊C₁ / price_t⌋)``, ``C₁`` the cost of the
+where ``u_t`` is 0 unless :class:`~solver.optimise.fleet_rules.FleetRules` asks for a spare instance;
+then ``u_t`` is binary, ``x_tc ≤ u_t`` and ``n_t ≥ 2 u_t`` (a used type carries its load on all its
+instances but one). ``N_t = min(fewest(⌈Σ_c a_tc / (1 + ε)⌉), ⌊max_gpus / gpus_t⌋, ⌊C₁ / price_t⌋)``
+(``fewest`` adds the spare and the minimum replicas of a type alone), ``C₁`` the cost of the
 best single-type fleet (an optimum costs no more). ``ε = COUNT_TOLERANCE`` absorbs float noise
 (``ρ·cap·k`` requests/s need exactly ``k`` replicas). Each load row is scaled so that its smallest
 ``a_tc`` is at least 1: HiGHS's absolute feasibility tolerance (1e-7) then cannot let a small load
@@ -22,15 +26,17 @@ the row ``x_tc ≤ n_t`` instead, which keeps it off a type with no instances.
 
 **Pruning (exact).** Type ``u`` is dropped when ``k`` instances of another type ``v`` stand in for
 one of ``u``: ``k`` is the fewest with ``k·r_v·cap_vc ≥ r_u·cap_uc`` for every class ``u`` serves
-(``v`` must serve them all), and ``k·price_v ≤ price_u`` and, under a GPU cap, ``k·gpus_v ≤ gpus_u``.
+(``v`` must serve them all), and ``k·price_v ≤ price_u`` and, under a GPU cap, ``k·gpus_v ≤ gpus_u``
+(and, under ``min_replicas`` above 1, ``k·r_v ≥ r_u``; a spare instance per type survives the swap:
+``u``'s load fitted on ``n_u − 1`` instances, so it fits on ``k·(n_u − 1)`` of ``v``'s).
 Any fleet can then swap each ``u`` instance for ``k`` instances of ``v``, carrying ``u``'s shares
 over, without raising a load, the cost or the GPU count, so an optimum survives; mutual cases (exact
 ties) keep the type listed first. Typical catches: a dearer offer of the same GPU, an 8-GPU instance
 dearer than eight 1-GPU ones. A rule on the price per unit of capacity alone would not be exact:
 integer instances make a cheap small type win at low rates even when it is dearer per request.
 
-:func:`best_single_type` is the cheapest one-type fleet: ``n_t = ⌈Σ_c a_tc / (1 + ε)⌉`` instances
-(closed form), cross-checked by the MILP restricted to that type. The mixed fleet never costs more:
+:func:`best_single_type` is the cheapest one-type fleet: ``n_t = fewest(⌈Σ_c a_tc / (1 + ε)⌉)``
+instances (closed form), cross-checked by the MILP restricted to that type. The mixed fleet never costs more:
 that fleet is feasible for the MILP, and a time-limited (or failed) MILP answer that is worse is
 replaced by it, saying so in ``outcome.message``.
 """
@@ -49,6 +55,7 @@ import numpy.typing as npt
 import pulp
 
 from solver.errors import InvalidWorkload, NoFeasiblePlan, Rejection, SolverError
+from solver.optimise.fleet_rules import NO_RULES, FleetRules
 from solver.optimise.mip import SMALL_MILP_OPTIONS, SolveOutcome, solve
 from solver.spec.serving import RequestClass, validate_mix
 from solver.throughput.capacity import Capacity
@@ -56,6 +63,7 @@ from solver.throughput.capacity import Capacity
 __all__ = [
     "COUNT_TOLERANCE",
     "FleetResult",
+    "FleetRules",
     "ReplicaType",
     "best_single_type",
     "solve_fleet",
@@ -116,6 +124,7 @@ class _Problem(msgspec.Struct, frozen=True):
     needs: list[list[float | None]]
     max_utilization: float
     max_gpus: int | None
+    rules: FleetRules = NO_RULES
 
 
 def _ceil(value: float) -> int:
@@ -138,6 +147,7 @@ def _validate(
     types: Sequence[ReplicaType],
     max_utilization: float,
     max_gpus: int | None,
+    rules: FleetRules = NO_RULES,
 ) -> _Problem:
     validate_mix(classes)
     if not (math.isfinite(requests_per_s) and requests_per_s >= 0):
@@ -146,6 +156,8 @@ def _validate(
         raise InvalidWorkload("max_utilization", f"must be in (0, 1], got {max_utilization!r}")
     if max_gpus is not None and max_gpus < 1:
         raise InvalidWorkload("max_gpus", f"must be at least 1, got {max_gpus}")
+    if rules.min_replicas < 1:
+        raise InvalidWorkload("min_replicas", f"must be at least 1, got {rules.min_replicas}")
     seen: set[str] = set()
     for t in types:
         if t.type_id in seen:
@@ -164,7 +176,7 @@ def _validate(
     for t in types:
         per_instance = max_utilization * t.replicas_per_instance
         needs.append([_need(rate, cap, per_instance) for rate, cap in zip(rates, t.capacities, strict=True)])
-    return _Problem(rates, list(types), needs, max_utilization, max_gpus)
+    return _Problem(rates, list(types), needs, max_utilization, max_gpus, rules)
 
 
 def _require_servable(problem: _Problem, classes: Sequence[RequestClass]) -> None:
@@ -196,6 +208,7 @@ def _dominance(problem: _Problem, kept: Sequence[int]) -> npt.NDArray[np.bool_]:
     ).reshape(len(kept), len(served))
     price = np.array([problem.types[t].usd_per_instance_hour for t in kept])
     gpus = np.array([problem.types[t].gpus_per_instance for t in kept])
+    replicas = np.array([problem.types[t].replicas_per_instance for t in kept])
     stands_in = np.zeros((len(kept), len(kept)), dtype=bool)
     with np.errstate(invalid="ignore", divide="ignore"):
         for lo in range(0, len(kept), _BLOCK):
@@ -205,6 +218,8 @@ def _dominance(problem: _Problem, kept: Sequence[int]) -> npt.NDArray[np.bool_]:
             ok = copies * price[lo : lo + _BLOCK, None] <= price[None, :]
             if problem.max_gpus is not None:
                 ok &= copies * gpus[lo : lo + _BLOCK, None] <= gpus[None, :]
+            if problem.rules.min_replicas > 1:  # the stand-ins keep the replica count
+                ok &= copies * replicas[lo : lo + _BLOCK, None] >= replicas[None, :]
             stands_in[lo : lo + _BLOCK] = ok & np.isfinite(copies)
     return stands_in
 
@@ -217,9 +232,13 @@ def _dominated(problem: _Problem) -> dict[int, int]:
     goes when some ``v`` dominates it strictly, or on an exact tie (mutual) when ``v`` is listed first."""
     price = [t.usd_per_instance_hour for t in problem.types]
     dropped: dict[int, int] = {}
-    kept_of_shape: dict[tuple[tuple[float | None, ...], int], int] = {}
+    kept_of_shape: dict[tuple[tuple[float | None, ...], int, int], int] = {}
     for t in sorted(range(len(price)), key=lambda t: (price[t], t)):
-        shape = (tuple(problem.needs[t]), problem.types[t].gpus_per_instance)
+        shape = (
+            tuple(problem.needs[t]),
+            problem.types[t].gpus_per_instance,
+            problem.types[t].replicas_per_instance,
+        )
         if shape in kept_of_shape:
             dropped[t] = kept_of_shape[shape]
         else:
@@ -248,7 +267,7 @@ def _single_count(problem: _Problem, t: int) -> int | None:
         if need is None:
             return None
         total += need
-    return _ceil(total)
+    return problem.rules.fewest(_ceil(total), problem.types[t].replicas_per_instance)
 
 
 class _Fleet(msgspec.Struct, frozen=True, kw_only=True):
@@ -311,6 +330,33 @@ def _row_scale(smallest: float) -> float:
     return max(1.0, 1.0 / smallest)
 
 
+def _carrying(
+    model: pulp.LpProblem, problem: _Problem, t: int, n: pulp.LpVariable, xs: Sequence[pulp.LpVariable]
+) -> pulp.LpVariable | pulp.LpAffineExpression:
+    """The instances of type ``t`` that carry its load: all of them, or with ``spare_instance`` all but
+    one whenever the type is used (``u_t`` = 1 when any share goes to it, and then ``n_t ≥ 2``)."""
+    if not problem.rules.spare_instance:
+        return n
+    used = model.add_variable(f"u_{t}", 0, 1, "Integer")
+    for i, share in enumerate(xs):
+        model += share <= used, f"used_{t}_{i}"
+    model += n >= 2 * used, f"spare_{t}"
+    return n - used
+
+
+def _count_bound(problem: _Problem, t: int, served: Sequence[int], budget: float | None) -> int:
+    """The most instances of type ``t`` an optimum can hold (module docstring)."""
+    replica = problem.types[t]
+    upper = problem.rules.fewest(
+        _ceil(math.fsum(problem.needs[t][c] or 0.0 for c in served)), replica.replicas_per_instance
+    )
+    if problem.max_gpus is not None:
+        upper = min(upper, problem.max_gpus // replica.gpus_per_instance)
+    if budget is not None and replica.usd_per_instance_hour > 0:
+        upper = min(upper, math.floor(budget / replica.usd_per_instance_hour * (1.0 + COUNT_TOLERANCE)))
+    return upper
+
+
 def _milp(problem: _Problem, allowed: Sequence[int], budget: float | None, time_limit_s: float) -> _Solution:
     """Build and solve the MILP over the ``allowed`` type indices; counts and shares by index.
 
@@ -321,16 +367,9 @@ def _milp(problem: _Problem, allowed: Sequence[int], budget: float | None, time_
     x: dict[tuple[int, int], pulp.LpVariable] = {}
     served = [c for c, rate in enumerate(problem.rates) if rate > 0]
     for t in allowed:
-        needs = problem.needs[t]
-        upper = _ceil(math.fsum(needs[c] or 0.0 for c in served))
-        if problem.max_gpus is not None:
-            upper = min(upper, problem.max_gpus // problem.types[t].gpus_per_instance)
-        price = problem.types[t].usd_per_instance_hour
-        if budget is not None and price > 0:
-            upper = min(upper, math.floor(budget / price * (1.0 + COUNT_TOLERANCE)))
-        n[t] = model.add_variable(f"n_{t}", 0, upper, "Integer")
+        n[t] = model.add_variable(f"n_{t}", 0, _count_bound(problem, t, served, budget), "Integer")
         for c in served:
-            if needs[c] is not None:
+            if problem.needs[t][c] is not None:
                 x[t, c] = model.add_variable(f"x_{t}_{c}", 0, 1, "Continuous")
     model += pulp.lpSum(problem.types[t].usd_per_instance_hour * n[t] for t in allowed)
     for c in served:
@@ -338,14 +377,18 @@ def _milp(problem: _Problem, allowed: Sequence[int], budget: float | None, time_
     for t in allowed:
         row = {c: problem.needs[t][c] or 0.0 for c in served if (t, c) in x}
         if row:
+            carrying = _carrying(model, problem, t, n[t], [x[t, c] for c in row])
             scale = _row_scale(min(row.values()))  # see the module docstring
             terms = [scale * need * x[t, c] for c, need in row.items()]
-            model += pulp.lpSum(terms) <= scale * (1.0 + COUNT_TOLERANCE) * n[t], f"load_{t}"
+            model += pulp.lpSum(terms) <= scale * (1.0 + COUNT_TOLERANCE) * carrying, f"load_{t}"
             for c in (c for c, need in row.items() if scale * need < 1.0):
                 model += x[t, c] <= n[t], f"link_{t}_{c}"
     if problem.max_gpus is not None:
         gpus = pulp.lpSum(problem.types[t].gpus_per_instance * n[t] for t in allowed)
         model += gpus <= problem.max_gpus, "max_gpus"
+    if problem.rules.min_replicas > 1:
+        replicas = pulp.lpSum(problem.types[t].replicas_per_instance * n[t] for t in allowed)
+        model += replicas >= problem.rules.min_replicas, "min_replicas"
     outcome = solve(model, time_limit_s=time_limit_s, options=SMALL_MILP_OPTIONS)
     if outcome.status not in ("optimal", "time_limited"):
         return outcome, {}, {}
@@ -384,7 +427,12 @@ def _no_fleet(problem: _Problem) -> NoFeasiblePlan:
         rejected.setdefault(replica.gpu_id, []).append(
             Rejection(gpu_id=replica.gpu_id, reason="max_gpus", detail=detail)
         )
-    return NoFeasiblePlan(f"no fleet serves the request rate within max_gpus = {problem.max_gpus}", rejected)
+    return NoFeasiblePlan(
+        f"no fleet serves the request rate within max_gpus = {problem.max_gpus} "
+        f"(min_replicas {problem.rules.min_replicas}"
+        f"{', one spare instance per type' if problem.rules.spare_instance else ''})",
+        rejected,
+    )
 
 
 def _solve(
@@ -416,6 +464,7 @@ def solve_fleet(
     max_utilization: float,
     max_gpus: int | None = None,
     time_limit_s: float = 5.0,
+    rules: FleetRules = NO_RULES,
 ) -> FleetResult:
     """The cheapest fleet of ``types`` serving ``requests_per_s`` split as ``classes`` (see the module doc).
 
@@ -423,7 +472,7 @@ def solve_fleet(
     :class:`~solver.errors.NoFeasiblePlan` (with per-GPU reasons) when no type can serve some class or
     no fleet fits ``max_gpus``.
     """
-    problem = _validate(classes, requests_per_s, types, max_utilization, max_gpus)
+    problem = _validate(classes, requests_per_s, types, max_utilization, max_gpus, rules)
     _require_servable(problem, classes)
     dropped = _dominated(problem)
     pruned = {types[u].type_id: types[v].type_id for u, v in sorted(dropped.items())}
@@ -439,13 +488,14 @@ def best_single_type(
     max_utilization: float,
     max_gpus: int | None = None,
     time_limit_s: float = 5.0,
+    rules: FleetRules = NO_RULES,
 ) -> FleetResult | None:
     """The cheapest fleet of ONE type, in closed form: ``⌈Σ_c a_tc / (1 + ε)⌉`` instances of each type
     (every class on it), the cheapest within the GPU cap (the tests check it against the MILP on that
     type alone). Ties go to fewer GPUs, then to the type listed first.
     """
     started = time.perf_counter()
-    problem = _validate(classes, requests_per_s, types, max_utilization, max_gpus)
+    problem = _validate(classes, requests_per_s, types, max_utilization, max_gpus, rules)
     single = _best_single(problem)
     if single is None:
         return None

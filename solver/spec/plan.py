@@ -26,6 +26,8 @@ __all__ = [
     "DEFAULT_FLEET_HOURS",
     "DEFAULT_MAX_GPUS",
     "DEFAULT_MEMORY_HEADROOM",
+    "DEFAULT_MIN_REPLICAS",
+    "DEFAULT_MIX_THRESHOLD",
     "PLAN_REQUEST_KINDS",
     "Acquisition",
     "BatchInferencePlan",
@@ -36,6 +38,7 @@ __all__ = [
     "PlanBase",
     "PlanConstraints",
     "PlanRequest",
+    "Quantisation",
     "ServingPlan",
     "TrainPlan",
 ]
@@ -51,7 +54,16 @@ run at 97 % of memory is one such change from an out-of-memory crash."""
 DEFAULT_FLEET_HOURS = 730.0
 """How long a serving fleet runs when ``hours`` is not given: one month (8,760 h / 12)."""
 
+DEFAULT_MIN_REPLICAS = 2
+"""Replicas a serving fleet runs at least when ``min_replicas`` is not given: one has no redundancy."""
+
+DEFAULT_MIX_THRESHOLD = 0.03
+"""Share of the best single type's cost a mix must save to be recommended: a mix is more to run (two
+images, two pools to watch), worth it only for a real saving."""
+
 Acquisition = Literal["rent", "own", "either"]
+Quantisation = Literal["fp8", "int8", "int4"]
+"""Quantised weights a serving plan may try (``ServingPlan.quantisation``)."""
 Objective = Literal["cost", "time"]
 _Names = Annotated[list[Annotated[str, Meta(min_length=1, max_length=200)]], Meta(max_length=100)]
 
@@ -68,7 +80,22 @@ class PlanConstraints(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     ] = DEFAULT_MAX_GPUS
     providers: Annotated[_Names, Meta(description="Rent only from these providers.")] | None = None
     regions: Annotated[_Names, Meta(description="Rent only in these regions.")] | None = None
-    gpus: Annotated[_Names, Meta(description="Only these GPUs (ids, names or aliases).")] | None = None
+    gpus: (
+        Annotated[
+            _Names,
+            Meta(
+                description=(
+                    "Only these GPUs (ids, names or aliases): whole GPUs, with their MIG slices only when "
+                    "`mig` is true; a slice named by its own id or name is always admitted."
+                )
+            ),
+        ]
+        | None
+    ) = None
+    mig: Annotated[
+        bool,
+        Meta(description="Inference kinds: the MIG slices of the GPUs named in `gpus` are candidates too."),
+    ] = False
     exclude_gpus: Annotated[_Names, Meta(description="Never these GPUs.")] | None = None
     interconnect: (
         Annotated[Interconnect, Meta(description="At least this class inside an instance.")] | None
@@ -246,6 +273,49 @@ class ServingPlan(PlanBase, tag="serving", forbid_unknown_fields=True, kw_only=T
         ]
         | None
     ) = None
+    min_replicas: Annotated[
+        int,
+        Meta(
+            ge=1,
+            le=100_000,
+            description=(
+                f"serving: replicas the fleet runs at least, over all types (default {DEFAULT_MIN_REPLICAS}: "
+                "one replica has no redundancy)."
+            ),
+        ),
+    ] = DEFAULT_MIN_REPLICAS
+    survive_instance_loss: Annotated[
+        bool,
+        Meta(
+            description=(
+                "serving: keep one spare instance per replica type, so that losing any one instance (a "
+                "host with all its replicas) leaves capacity serving the load at max_utilization."
+            )
+        ),
+    ] = False
+    quantisation: Annotated[
+        list[Quantisation],
+        Meta(
+            max_length=3,
+            description=(
+                "serving: quantised weights to try as replica types beside the requested precision, where "
+                "the software table says they run: fp8 (FP8 W8A8), int8 (INT8 W8A8), int4 (AWQ/GPTQ 4-bit "
+                "weights, 16-bit compute). Empty (default): the requested precision only, as quantised "
+                "weights change the model's outputs."
+            ),
+        ),
+    ] = msgspec.field(default_factory=list)
+    mix_threshold: Annotated[
+        float,
+        Meta(
+            ge=0,
+            le=1,
+            description=(
+                "serving: recommend a mix of replica types only when it saves more than this share of the "
+                f"best single type's cost (default {DEFAULT_MIX_THRESHOLD:g}); otherwise the single type."
+            ),
+        ),
+    ] = DEFAULT_MIX_THRESHOLD
 
     def check(self) -> None:
         """The request mix's shares sum to 1 and its classes are distinct."""

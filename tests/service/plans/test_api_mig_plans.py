@@ -25,7 +25,7 @@ SMALL_AT_LOW_RATE = {
     "request_mix": [{"input_tokens": 200, "output_tokens": 200, "share": 1}],
     "hours": 100,
     "acquisition": "own",
-    "constraints": {"gpus": ["B200"]},
+    "constraints": {"gpus": ["B200"], "mig": True},
 }
 
 
@@ -43,8 +43,8 @@ def test_a_small_model_at_a_low_rate_is_served_on_a_slice_of_an_owned_b200(
     mig = replica["mig"]
     assert mig["parent_gpu"] == "b200" and mig["slices"] == replica["replicas"] and mig["parent_gpus"] == 1
     assert mig["summary"] == f"{mig['slices']} × {mig['profile']} on one owned B200"
-    # the same plan without the slices: a whole B200, dearer by the profile's count
-    whole_body = {**SMALL_AT_LOW_RATE, "constraints": {"gpus": ["B200"], "exclude_gpus": _b200_slices(store)}}
+    # the same plan without `mig`: naming B200 names the whole GPU, dearer by the profile's count
+    whole_body = {**SMALL_AT_LOW_RATE, "constraints": {"gpus": ["B200"]}}
     whole = client.post("/v1/plans", json=whole_body).json()
     (gpu,) = whole["choice"]["replicas"]
     assert gpu["gpu"] == "b200" and gpu["mig"] is None
@@ -52,6 +52,18 @@ def test_a_small_model_at_a_low_rate_is_served_on_a_slice_of_an_owned_b200(
     assert replica["owned"]["usd_per_busy_gpu_hour"] == pytest.approx(per_gpu / mig["slices_per_gpu"])
     assert sliced.json()["cost"]["usd_per_hour"] < whole["cost"]["usd_per_hour"]
     assert f"/ {mig['slices_per_gpu']}" in replica["owned"]["assumptions"][0]  # the pricing rule is stated
+
+
+def test_naming_a_gpu_admits_its_slices_only_with_mig(client: Client, store: Store) -> None:
+    """Before: `constraints.gpus: ["B200"]` silently admitted the B200's slices."""
+    body = {**SMALL_AT_LOW_RATE, "constraints": {"gpus": ["B200"], "exclude_gpus": _b200_slices(store)}}
+    excluded = client.post("/v1/plans", json=body).json()
+    plain = client.post("/v1/plans", json={**SMALL_AT_LOW_RATE, "constraints": {"gpus": ["B200"]}}).json()
+    assert plain["cost"] == excluded["cost"]
+    assert {r["gpu"] for r in plain["choice"]["replicas"]} == {"b200"}
+    named = {**SMALL_AT_LOW_RATE, "constraints": {"gpus": ["B200 MIG 1g.23gb"]}}  # a slice by name: no flag
+    (replica,) = client.post("/v1/plans", json=named).json()["choice"]["replicas"]
+    assert replica["gpu"] == "b200-mig-1g-23gb"
 
 
 def test_rejections_never_list_a_slice(client: Client, store: Store) -> None:
@@ -235,7 +247,7 @@ def test_the_plan_page_with_a_software_need_and_slices_answers(client: Client) -
     query = {k: v for k, v in FP8_BATCH.items() if k != "model"} | {"model": "Llama-2-7b"}
     response = client.get("/plan", params=query)
     assert response.status_code == 200, response.text
-    assert "/plans/pl-" in response.text
+    assert "Save this plan" in response.text  # a plan, not an error (the page stores it on Save)
 
 
 def test_a_rented_slice_with_a_software_need_is_a_plan(sliced: Client) -> None:

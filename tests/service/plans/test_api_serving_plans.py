@@ -123,3 +123,36 @@ def test_uploaded_profiles_are_validated_and_used(admin: Client) -> None:
     klass = plan["choice"]["replicas"][0]["classes"][0]
     assert klass["capacity_provenance"] == "measured" and klass["capacity_requests_per_s"] == 9.5
     assert admin.post("/v1/profiles", params={"source": "lab"}, content=sheet.encode()).status_code == 401
+
+
+SLO_FLEET = {
+    "kind": "serving",
+    "model": {"name": "Llama-2-7b"},
+    "requests_per_s": 5,
+    "slo": {"ttft_ms": 500, "tpot_ms": 50},
+    "request_mix": [{"input_tokens": 500, "output_tokens": 200, "share": 1}],
+}
+
+
+def test_a_fleet_runs_two_replicas_unless_told_otherwise(client: Client) -> None:
+    """Before: a low rate was served by one replica, which has no redundancy."""
+    low = {**SLO_FLEET, "requests_per_s": 0.05}
+    plan = client.post("/v1/plans", json=low).json()
+    assert sum(r["replicas"] for r in plan["choice"]["replicas"]) == 2
+    one = client.post("/v1/plans", json={**low, "min_replicas": 1}).json()
+    assert sum(r["replicas"] for r in one["choice"]["replicas"]) == 1
+    assert one["cost"]["usd_per_hour"] < plan["cost"]["usd_per_hour"]
+
+
+def test_a_fleet_surviving_an_instance_loss_is_not_one_host(client: Client) -> None:
+    """Issue 23: a 5 requests/s SLO fleet landed on two consumer cards in one marketplace host."""
+    plain = client.post("/v1/plans", json=SLO_FLEET).json()
+    assert [r["instances"] for r in plain["choice"]["replicas"]] == [1]  # the one host, still allowed
+    plan = client.post("/v1/plans", json={**SLO_FLEET, "survive_instance_loss": True}).json()
+    for replica in plan["choice"]["replicas"]:
+        per_instance = replica["replicas"] // replica["instances"]
+        assert replica["instances"] >= 2
+        # one instance lost: the rest still carry the type's load at max_utilization
+        load_left = replica["load"] * replica["replicas"] / (replica["replicas"] - per_instance)
+        assert load_left <= 0.85 + 1e-6
+    assert plan["best_single_type"]["instances"] >= 2

@@ -137,6 +137,31 @@ def test_the_serving_form_sizes_the_fleet_the_api_sizes(server: str, tab: tuple[
     assert errors == []
 
 
+def test_the_stored_serving_plan_shows_each_replica_type_in_full(
+    server: str, tab: tuple[Any, list[str]]
+) -> None:
+    """Before: the stored serving plan page showed GPU, tp and replicas only."""
+    page, errors = tab
+    body = {
+        "kind": "serving", "model": {"name": "Llama-2-7b"}, "requests_per_s": 5,
+        "slo": {"ttft_ms": 500, "tpot_ms": 50}, "survive_instance_loss": True,
+        "request_mix": [{"input_tokens": 500, "output_tokens": 200, "share": 1}],
+    }  # fmt: skip
+    plan = httpx.post(f"{server}/v1/plans", json=body, timeout=120).json()  # the first plan simulates
+    page.goto(f"{server}/plans/{plan['plan_id']}")
+    why = page.locator("#fleet-why").inner_text()
+    assert why.startswith(f"{plan['choice']['gpus']} GPU") and plan["choice"]["why"] in why
+    rows = page.locator("table").last.locator("tbody tr")
+    assert rows.count() == len(plan["choice"]["replicas"])
+    for i, replica in enumerate(plan["choice"]["replicas"]):
+        cells = rows.nth(i).locator("td").all_inner_texts()
+        assert cells[1] == replica["precision"] and cells[4] == str(replica["instances"])
+        assert cells[5] == str(replica["gpus"]) and f"({replica['offer']['region']})" in cells[6]
+        p90 = replica["latency"]["ttft_ms"]["p90"]
+        assert cells[10].startswith("TTFT ") and f"{p90:,.0f}" in cells[10] and "TPOT" in cells[10]
+    assert errors == []
+
+
 SHEET = """provider,instance_type,gpu,gpus_per_instance,region,price_per_hour_usd
 webco,w.h100x8,H100 SXM,8,eu-1,{price}
 webco,w.l4,L4,1,eu-1,0.5
