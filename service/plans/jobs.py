@@ -12,6 +12,7 @@ from service.plans.charges_out import cost_out, data_out, pricing_options, relia
 from service.plans.inputs import PlanInputs, PlanSettings
 from service.plans.render import (
     PlanStamp,
+    country_warnings,
     host_warnings,
     mig_ref,
     owned_ref,
@@ -127,6 +128,7 @@ class JobPlans:
             warnings=[
                 *candidate_warnings(chosen, request.constraints.deadline_hours),
                 *host_warnings(inputs.supplies, [chosen.supply]),
+                *country_warnings(inputs.supplies),
                 *stale_warnings(sheets),
             ],
             price_sheet=sheets,

@@ -56,6 +56,9 @@ __all__ = [
 
 
 class OfferRef(OfferKey, kw_only=True):
+    country: str | None = None
+    """ISO 3166-1 alpha-2 code of the region's country (``pricing.rules.countries``; None: the region
+    names no country)."""
     interconnect: str
     network: Network
     """The network between this offer's instances (what a multi-instance choice was priced on)."""
@@ -248,6 +251,8 @@ class AlternativeOut(msgspec.Struct, kw_only=True):
     provider: str | None
     instance_type: str | None
     region: str | None
+    country: str | None
+    """ISO 3166-1 alpha-2 code of the offer's region (None: owned, or the region names no country)."""
     pricing: str
     hours: float
     cost_usd: float

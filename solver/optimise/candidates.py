@@ -84,6 +84,8 @@ class Supply(msgspec.Struct, frozen=True, kw_only=True):
     provider: str | None = None
     instance_type: str | None = None
     region: str | None = None
+    country: str | None = None
+    """ISO 3166-1 alpha-2 code of the region's country, where the seller's region names one."""
     price_source: str = ""
     sheet_version: int | None = None
     host_ram_gib_per_gpu: float | None = None

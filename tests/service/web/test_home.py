@@ -54,3 +54,10 @@ def test_the_plan_page_takes_the_memory_headroom_and_names_it_when_out_of_range(
     assert _total_cost(edge.text) < _total_cost(default.text)
     refused = client.get("/plan", params={**query, "memory_headroom": "0.9"})
     assert 'aria-invalid="true"' in refused.text and "memory_headroom" in refused.text
+
+
+def test_the_plan_page_shows_the_region_and_country_of_the_chosen_offer(client: TestClient) -> None:  # type: ignore[type-arg]
+    query = {"model": "Llama 3.1 8B", "kind": "fine_tune", "method": "lora", "tokens": "2000000000"}
+    page = client.get("/plan", params=query).text
+    found = re.search(r'id="choice">.*?\(([^,()]+), ([A-Z]{2}|country unknown)\)', page, re.S)
+    assert found is not None, page[:800]
