@@ -66,13 +66,17 @@ def reliability_out(c: Candidate, job: JobTerms, snapshot: CatalogSnapshot) -> R
     )
 
 
-def data_out(job: JobTerms) -> DataOut:
+def data_out(job: JobTermsWithRules) -> DataOut:
+    """The sizes the job moves and keeps, with whether the dataset's was derived and how."""
+    terms, rule = job.terms, job.rules["dataset_gb"]
     return DataOut(
-        dataset_gb=job.dataset_gb,
-        checkpoint_gb=job.checkpoint_gb,
-        checkpoints_kept=job.checkpoints_kept,
-        download_gb=job.download_gb,
-        egress_gb=job.egress_gb,
+        dataset_gb=terms.dataset_gb,
+        checkpoint_gb=terms.checkpoint_gb,
+        checkpoints_kept=terms.checkpoints_kept,
+        download_gb=terms.download_gb,
+        egress_gb=terms.egress_gb,
+        dataset_derived=rule.startswith("derived"),
+        dataset_rule=rule,
     )
 
 

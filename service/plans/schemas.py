@@ -177,6 +177,10 @@ class DataOut(msgspec.Struct, kw_only=True):
     download_gb: float
     """Downloaded into each instance at setup: the model weights and the dataset."""
     egress_gb: float
+    dataset_derived: bool = False
+    """Whether ``dataset_gb`` was derived from the work (the job did not state ``data.dataset_gb``)."""
+    dataset_rule: str = ""
+    """How ``dataset_gb`` was found: ``given``, or the derivation with its source."""
 
 
 class EstimateOut(msgspec.Struct, kw_only=True):
