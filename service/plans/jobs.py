@@ -170,7 +170,7 @@ def _estimate(
         scaling=t.scaling,
         memory=body_of(MemoryOut, c.memory, capacity_gib=c.capacity_gib),
         reliability=reliability_out(c, job.terms, snapshot),
-        data=data_out(job),
+        data=data_out(job, c),
         goodput=c.compute_hours / c.hours if c.hours > 0 else 1.0,
         deadline_probability=None if deadline_hours is None else deadline_probability(c, deadline_hours),
     )

@@ -102,7 +102,8 @@ def complete_bands(candidate: Candidate) -> tuple[tuple[float, float], tuple[flo
     fixed = c.breakdown["data_transfer_usd"]
 
     def cost(hours: float) -> float:
-        return candidate.usd_per_hour * _billable(hours, increment) + storage_per_hour * hours + fixed
+        billed = hours - c.staging_hours  # staging precedes the instances: elapsed, not billed
+        return candidate.usd_per_hour * _billable(billed, increment) + storage_per_hour * hours + fixed
 
     return (low, high), (cost(low), cost(high))
 

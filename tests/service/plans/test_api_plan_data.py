@@ -30,7 +30,7 @@ def test_an_image_dataset_is_derived_from_its_samples(client: Client) -> None:
     assert data["dataset_gb"] == pytest.approx(138, rel=1e-6)  # ImageNet-1k's training archive
     assert data["dataset_derived"] is True
     assert "ImageNet" in data["dataset_rule"]
-    assert "ImageNet" in plan["cost"]["assumptions"]["setup_usd"]
+    assert "ImageNet" in plan["cost"]["assumptions"]["data_staging"]
     assert plan["cost"]["breakdown"]["storage_usd"] > 0
 
 
@@ -46,3 +46,34 @@ def test_a_stated_dataset_is_given_not_derived(client: Client) -> None:
     assert data["dataset_gb"] == 150
     assert data["dataset_derived"] is False
     assert data["dataset_rule"] == "given"
+
+
+LONG = {  # examples/workloads/long.json with a 4 TB dataset
+    "kind": "train",
+    "model": {"name": "Llama 3.1 8B"},
+    "micro_batch": 4,
+    "seq_len": 4096,
+    "tokens": 300_000_000_000,
+    "constraints": {"gpus": ["H100 SXM"], "max_gpus": 64, "deadline_hours": 300},
+    "data": {"dataset_gb": 4000},
+}
+
+
+def test_a_4_tb_dataset_is_staged_once_not_downloaded_by_every_instance(client: Client) -> None:
+    """Issue 24: a 4 TB dataset was downloaded to each of the plan's nodes as setup."""
+    plan = _plan(client, LONG)
+    data, cost, units = plan["estimate"]["data"], plan["cost"], plan["choice"]["instances"]
+    assert units > 1
+    assert data["staged_once"] is True
+    assert data["staging_hours"] == pytest.approx(4000 * 8 / 5 / 3600)  # at the neocloud's 5 Gbit/s
+    staging = cost["assumptions"]["data_staging"]
+    assert "staged once" in staging and f"each of the {units} instance(s) would cost $" in staging
+    assert "dataset staged once" in cost["assumptions"]["setup_usd"]
+    assert cost["breakdown"]["setup_usd"] < plan["choice"]["offer"]["price_per_hour_usd"] * units * 0.5
+
+
+def test_marketplace_hosts_share_no_storage_so_each_downloads_its_copy(client: Client) -> None:
+    body = {**RESNET, "constraints": {"providers": ["vast"]}}
+    plan = _plan(client, body)
+    assert plan["estimate"]["data"]["staged_once"] is False
+    assert "no storage shared" in plan["cost"]["assumptions"]["data_staging"]
