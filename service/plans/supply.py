@@ -228,11 +228,17 @@ class SupplyFilter(msgspec.Struct, frozen=True, kw_only=True):
     """What each GPU needs from its host (rentals only; None when nothing is asked)."""
     countries: frozenset[str] | None = None
     """Rent only in these countries (the country derived from each offer's region)."""
+    decodes_images: bool = False
+    """The job trains on JPEGs its hosts decode (vision training): offers of a group with more vCPUs
+    are kept beside the cheapest, for the planner's data-loading rule."""
     exclude_countries: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, snapshot: CatalogSnapshot, request: PlanBase) -> SupplyFilter:
-        """Resolve (a 400 naming the first unknown value): providers and regions only when renting."""
+    def of(
+        cls, snapshot: CatalogSnapshot, request: PlanBase, *, decodes_images: bool = False
+    ) -> SupplyFilter:
+        """Resolve (a 400 naming the first unknown value): providers and regions only when renting;
+        ``decodes_images`` for a vision training job."""
         limits = request.constraints
         renting = request.acquisition in ("rent", "either")
         return cls(
@@ -248,6 +254,7 @@ class SupplyFilter(msgspec.Struct, frozen=True, kw_only=True):
             reserved=limits.reserved,
             host=request.host if renting and request.host is not None and request.host.asks() else None,
             countries=_country_codes(limits.countries, "constraints.countries") if renting else None,
+            decodes_images=decodes_images and renting,
             exclude_countries=(
                 _country_codes(limits.exclude_countries, "constraints.exclude_countries") or frozenset()
             )
@@ -307,6 +314,7 @@ def _rented(group: OfferGroup, price: float, current: CurrentOffer) -> tuple[Sup
         host_ram_gib_per_gpu=None
         if offer.host_memory_gib is None
         else offer.host_memory_gib / offer.gpus_per_instance,
+        vcpus_per_gpu=None if offer.vcpus is None else offer.vcpus / offer.gpus_per_instance,
     )
     ref = OfferRef(
         offer_id=offer.offer_id,
@@ -376,6 +384,30 @@ def _allowed(
         yield price, current
 
 
+def _more_vcpus(
+    group: OfferGroup,
+    allowed: list[tuple[float, CurrentOffer]],
+    first: tuple[float, CurrentOffer],
+    host: HostSpec | None,
+) -> list[tuple[float, CurrentOffer]]:
+    """The group's dearer offers with more vCPUs than every cheaper one kept: an image-training job
+    needs vCPUs in proportion to its GPUs' rate (:mod:`solver.throughput.data_loading`), which only the
+    planner knows, so it gets each step up in vCPUs and rejects the thin hosts with the reason ``host``."""
+    most = first[1].offer.vcpus
+    thicker: list[tuple[float, CurrentOffer]] = []
+    for price, current in allowed:
+        offer = current.offer
+        if most is None or offer.vcpus is None or offer.vcpus <= most or price < first[0]:
+            continue
+        if host is not None and host_shortfall(
+            host, group.gpus_per_instance, offer.vcpus, offer.host_memory_gib, offer.storage_read_gbps
+        ):
+            continue
+        thicker.append((price, current))
+        most = offer.vcpus
+    return thicker
+
+
 def rental_supplies(index: SupplyIndex, filters: SupplyFilter) -> SupplySet:
     """The cheapest offer of each group that passes the filters, as a supply."""
     rejections: dict[tuple[str, str], Rejection] = {}
@@ -395,9 +427,12 @@ def rental_supplies(index: SupplyIndex, filters: SupplyFilter) -> SupplySet:
             if why:
                 reject(group.gpu_id, why)
             continue
-        allowed = _allowed(group, filters, no_country)
-        if filters.countries is not None:  # every offer a country excludes is counted, not the first only
-            allowed = iter(list(allowed))
+        listed = (
+            list(_allowed(group, filters, no_country))  # every offer a country excludes is counted
+            if filters.countries is not None or filters.decodes_images
+            else None
+        )
+        allowed = _allowed(group, filters, no_country) if listed is None else iter(listed)
         first = next(allowed, None) if host is None else _first_with_host(group, list(allowed), host)
         if isinstance(first, str) or first is None:
             reject(
@@ -406,10 +441,13 @@ def rental_supplies(index: SupplyIndex, filters: SupplyFilter) -> SupplySet:
                 "host" if first else "filter",
             )
             continue
-        passed_over += group.alike - 1  # interchangeable offers passed over (dearer or filtered out)
-        supply, ref = _rented(group, *first)
-        supplies.append(supply)
-        offers[supply.supply_id] = ref
+        thicker = _more_vcpus(group, listed, first, host) if filters.decodes_images and listed else []
+        passed_over += (
+            group.alike - 1 - len(thicker)
+        )  # interchangeable offers passed over (dearer or filtered out)
+        for supply, ref in (_rented(group, *pick) for pick in (first, *thicker)):
+            supplies.append(supply)
+            offers[supply.supply_id] = ref
         if host is not None:
             offer = first[1].offer
             missing = host_unknown(host, offer.vcpus, offer.host_memory_gib, offer.storage_read_gbps)
