@@ -37,7 +37,15 @@ from pricing.ownership import (
     sensitivity_grid,
     tornado,
 )
-from pricing.rules import AliasRule, AliasTable, NameContext, derive_interconnect, owned_network
+from pricing.rules import (
+    ISO_COUNTRIES,
+    AliasRule,
+    AliasTable,
+    NameContext,
+    country_of,
+    derive_interconnect,
+    owned_network,
+)
 from pricing.sheets import (
     CLASS_DEFAULT,
     COST_FIELDS,
@@ -74,6 +82,7 @@ __all__ = [
     "COST_FIELDS",
     "FORMATS",
     "HOURS_PER_MONTH",
+    "ISO_COUNTRIES",
     "MAX_COUNT",
     "MAX_JSON_DEPTH",
     "OWNED_PROVIDER",
@@ -121,6 +130,7 @@ __all__ = [
     "collect_rows",
     "commitment_discount",
     "compare",
+    "country_of",
     "derive_interconnect",
     "fixed_usd_per_gpu_hour",
     "hybrid_coefficients",

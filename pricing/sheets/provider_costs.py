@@ -162,6 +162,7 @@ class ResolvedCost(msgspec.Struct, frozen=True, kw_only=True):
             interruptions_per_gpu_hour=rate.per_gpu_hour,
             network_interruption_share=rate.network_share,
             restart_hours=DEFAULT_RESTART_MINUTES / 60,
+            shared_storage=self.provider_class != "marketplace",  # separate hosts share no storage
         )
 
 

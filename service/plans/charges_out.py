@@ -66,13 +66,20 @@ def reliability_out(c: Candidate, job: JobTerms, snapshot: CatalogSnapshot) -> R
     )
 
 
-def data_out(job: JobTerms) -> DataOut:
+def data_out(job: JobTermsWithRules, c: Candidate) -> DataOut:
+    """The sizes the job moves and keeps, whether the dataset's was derived and how, and where it is
+    staged."""
+    terms, rule = job.terms, job.rules["dataset_gb"]
     return DataOut(
-        dataset_gb=job.dataset_gb,
-        checkpoint_gb=job.checkpoint_gb,
-        checkpoints_kept=job.checkpoints_kept,
-        download_gb=job.download_gb,
-        egress_gb=job.egress_gb,
+        dataset_gb=terms.dataset_gb,
+        checkpoint_gb=terms.checkpoint_gb,
+        checkpoints_kept=terms.checkpoints_kept,
+        download_gb=terms.download_gb,
+        egress_gb=terms.egress_gb,
+        dataset_derived=rule.startswith("derived"),
+        dataset_rule=rule,
+        staged_once=c.charges.shared_staging,
+        staging_hours=c.charges.staging_hours,
     )
 
 
@@ -106,6 +113,62 @@ def price_basis(supply: Supply) -> str:
     return f"on demand at {rate}, {billed}"
 
 
+def _staging(c: Candidate, job: JobTermsWithRules, seller: ResolvedCost | None) -> str:
+    """Where the dataset is staged and why (the rule of :func:`solver.complete_charges`), with the
+    figures it compared."""
+    terms, s, dataset = c.supply.terms, c.charges, job.terms.dataset_gb
+    if dataset <= 0:
+        return "no dataset to stage"
+    rate = f"{terms.download_gbps:g} Gbit/s ({_source(seller, 'download_gbps')})"
+    if s.shared_staging:
+        return (
+            f"dataset ({job.rules['dataset_gb']}) staged once to {c.supply.provider or 'the'} shared storage before the instances start: "
+            f"{dataset:,.2f} GB at {rate} = {s.staging_hours:,.2f} h of elapsed time the instances are not "
+            f"billed for, one ingress and one stored copy; a copy on each of the {c.units} instance(s) would "
+            f"cost ${s.staging_saving_usd:,.2f} more (their wait at ${c.usd_per_hour:,.2f}/h"
+            + (f", and {c.units - 1} more copies' ingress and storage)" if c.units > 1 else ")")
+        )
+    if not terms.shared_storage:
+        why = "no storage shared between this seller's instances (marketplace hosts are separate machines)"
+    else:
+        why = "staging once would not be cheaper"
+    return (
+        f"dataset ({job.rules['dataset_gb']}) downloaded by each of the {c.units} instance(s) at setup ({dataset:,.2f} GB at {rate}): {why}; "
+        "each keeps its own copy (ingress and storage per instance)"
+    )
+
+
+def _data_texts(c: Candidate, job: JobTermsWithRules, seller: ResolvedCost | None) -> dict[str, str]:
+    """The rules of the parts that move or keep data: setup downloads, storage and transfer, each
+    with the dataset staged once or per instance (:func:`_staging`)."""
+    terms, s, j, rules = c.supply.terms, c.charges, job.terms, job.rules
+    return {
+        "setup_usd": (
+            f"{terms.startup_hours * 60:g} min to start ({_source(seller, 'startup_minutes')}) + "
+            f"{j.download_gb - (j.dataset_gb if s.shared_staging else 0):,.2f} GB (model: {rules['model_download_gb']}; "
+            + (
+                "dataset staged once, see data_staging"
+                if s.shared_staging
+                else f"dataset: {rules['dataset_gb']}"
+            )
+            + ") "
+            f"at {terms.download_gbps:g} Gbit/s ({_source(seller, 'download_gbps')})"
+        ),
+        "storage_usd": (
+            f"({1 if s.shared_staging else c.units} × {j.dataset_gb:,.2f} GB dataset + {j.checkpoints_kept} × {j.checkpoint_gb:,.2f} GB checkpoints) × "
+            f"${terms.storage_usd_per_gb_month:g}/GB-month ({_source(seller, 'storage_usd_per_gb_month')}) × "
+            f"{s.wall_hours:,.2f} h / {HOURS_PER_MONTH:g} h"
+        ),
+        "data_transfer_usd": (
+            f"{c.units} × {j.download_gb - (j.dataset_gb if s.shared_staging else 0):,.2f} GB"
+            + (f" + {j.dataset_gb:,.2f} GB staged once" if s.shared_staging else "")
+            + f" in at ${terms.ingress_usd_per_gb:g}/GB "
+            f"({_source(seller, 'ingress_usd_per_gb')}) + {j.egress_gb:,.2f} GB out ({rules['egress_gb']}) at "
+            f"${terms.egress_usd_per_gb:g}/GB ({_source(seller, 'egress_usd_per_gb')})"
+        ),
+    }
+
+
 def _assumptions(
     c: Candidate, job: JobTermsWithRules, seller: ResolvedCost | None, architecture: str
 ) -> dict[str, str]:
@@ -121,11 +184,6 @@ def _assumptions(
     texts = {
         "compute_usd": f"${c.usd_per_hour:,.2f}/h × {c.compute_hours:,.2f} compute hours (throughput model)"
         + ("" if c.supply.pricing in ("on_demand", "spot") else f"; {price_basis(c.supply)}"),
-        "setup_usd": (
-            f"{terms.startup_hours * 60:g} min to start ({_source(seller, 'startup_minutes')}) + "
-            f"{j.download_gb:,.2f} GB (model: {rules['model_download_gb']}; dataset: {rules['dataset_gb']}) "
-            f"at {terms.download_gbps:g} Gbit/s ({_source(seller, 'download_gbps')})"
-        ),
         "checkpoint_usd": (
             f"checkpoints of {j.checkpoint_gb:,.2f} GB ({rules['checkpoint_gb']}) written at "
             f"{terms.checkpoint_write_gbps:g} Gbit/s per instance ({_source(seller, 'checkpoint_write_gbps')}), "
@@ -143,24 +201,21 @@ def _assumptions(
             else f"{c.supply.pricing.replace('_', '-')} capacity is not preempted"
         ),
         "billing_rounding_usd": (
-            f"{s.wall_hours:,.3f} wall hours billed as {s.billable_hours:,.3f} "
+            f"{s.wall_hours - s.staging_hours:,.3f} wall hours"
+            + (f" (after {s.staging_hours:,.2f} h of data staging)" if s.staging_hours > 0 else "")
+            + f" billed as {s.billable_hours:,.3f} "
             f"({c.supply.billing_increment_s} s increments)"
             if c.supply.billing_increment_s > 0
             else "busy hours are not rounded"
         ),
-        "storage_usd": (
-            f"({j.dataset_gb:,.2f} GB dataset + {j.checkpoints_kept} × {j.checkpoint_gb:,.2f} GB checkpoints) × "
-            f"${terms.storage_usd_per_gb_month:g}/GB-month ({_source(seller, 'storage_usd_per_gb_month')}) × "
-            f"{s.wall_hours:,.2f} h / {HOURS_PER_MONTH:g} h"
-        ),
-        "data_transfer_usd": (
-            f"{c.units} × {j.download_gb:,.2f} GB in at ${terms.ingress_usd_per_gb:g}/GB "
-            f"({_source(seller, 'ingress_usd_per_gb')}) + {j.egress_gb:,.2f} GB out ({rules['egress_gb']}) at "
-            f"${terms.egress_usd_per_gb:g}/GB ({_source(seller, 'egress_usd_per_gb')})"
-        ),
+        **_data_texts(c, job, seller),
     }
     provider = "no provider-costs sheet: compute only" if seller is None else seller.citation
-    return {"provider_costs": provider, **{name: texts[name] for name in CHARGE_NAMES}}
+    return {
+        "provider_costs": provider,
+        **{name: texts[name] for name in CHARGE_NAMES},
+        "data_staging": _staging(c, job, seller),
+    }
 
 
 def cost_out(c: Candidate, job: JobTermsWithRules, snapshot: CatalogSnapshot) -> CostOut:

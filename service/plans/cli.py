@@ -34,7 +34,7 @@ def _where(choice: ChoiceOut) -> str:
     offer, owned = choice.offer, choice.owned
     if offer is not None:
         where = (
-            f"{offer.provider} {offer.instance_type} ({offer.region}), "
+            f"{offer.provider} {offer.instance_type} ({offer.region}, {offer.country or 'country unknown'}), "
             f"{offer.pricing.replace('_', '-')} {money(offer.price_per_hour_usd)}/h per instance"
         )
         network = offer.network
@@ -112,13 +112,14 @@ def _print_plan(plan: PlanOut) -> None:
                         a.gpu,
                         a.gpu_count,
                         a.provider or a.acquisition,
+                        "" if a.provider is None else f"{a.region}, {a.country or '?'}",
                         f"{a.hours:,.1f}",
                         money(a.cost_usd),
                         a.why,
                     )
                     for a in plan.alternatives
                 ],
-                headers=["#", "GPU", "GPUs", "from", "hours", "cost", "why it lost"],
+                headers=["#", "GPU", "GPUs", "from", "where", "hours", "cost", "why it lost"],
             )
         )
     if plan.rejected:

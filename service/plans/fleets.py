@@ -25,6 +25,7 @@ from service.plans.inputs import PlanInputs, PlanSettings
 from service.plans.quantised import precisions_tried, quantised_refusal
 from service.plans.render import (
     PlanStamp,
+    country_warnings,
     host_warnings,
     mig_ref,
     owned_ref,
@@ -222,6 +223,7 @@ class ServingFleets:
             warnings=[
                 *_capacity_warnings(type_of, fleet),
                 *host_warnings(inputs.supplies, _chosen_supplies(solved)),
+                *country_warnings(inputs.supplies),
                 *stale_warnings(sheets),
             ],
             price_sheet=sheets,

@@ -12,6 +12,7 @@ from service.plans.charges_out import cost_out, data_out, pricing_options, relia
 from service.plans.inputs import PlanInputs, PlanSettings
 from service.plans.render import (
     PlanStamp,
+    country_warnings,
     host_warnings,
     mig_ref,
     owned_ref,
@@ -127,6 +128,7 @@ class JobPlans:
             warnings=[
                 *candidate_warnings(chosen, request.constraints.deadline_hours),
                 *host_warnings(inputs.supplies, [chosen.supply]),
+                *country_warnings(inputs.supplies),
                 *stale_warnings(sheets),
             ],
             price_sheet=sheets,
@@ -168,7 +170,7 @@ def _estimate(
         scaling=t.scaling,
         memory=body_of(MemoryOut, c.memory, capacity_gib=c.capacity_gib),
         reliability=reliability_out(c, job.terms, snapshot),
-        data=data_out(job.terms),
+        data=data_out(job, c),
         goodput=c.compute_hours / c.hours if c.hours > 0 else 1.0,
         deadline_probability=None if deadline_hours is None else deadline_probability(c, deadline_hours),
     )

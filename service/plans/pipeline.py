@@ -123,7 +123,8 @@ class PlanService:
         order; then the supplies."""
         template = _template(request)
         resolved = resolve_workload(template)
-        filters = SupplyFilter.of(snapshot, request)
+        decodes_images = resolved.arch.family == "vision" and not resolved.is_inference
+        filters = SupplyFilter.of(snapshot, request, decodes_images=decodes_images)
         spec = kind.validate(request, resolved)
         return PlanInputs(
             request=request,

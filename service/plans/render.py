@@ -25,6 +25,7 @@ from solver import Acquisition, PlanWarning, RejectionsByGpu, SliceSpec, SolveOu
 
 __all__ = [
     "PlanStamp",
+    "country_warnings",
     "host_warnings",
     "mig_ref",
     "owned_ref",
@@ -167,3 +168,20 @@ def host_warnings(supplies: SupplySet, chosen: Iterable[Supply]) -> list[PlanWar
                 )
             )
     return found
+
+
+def country_warnings(supplies: SupplySet) -> list[PlanWarning]:
+    """A ``country_unknown`` warning when ``constraints.countries`` excluded offers because no
+    country could be derived from their region (they might have been in an allowed country)."""
+    if not supplies.unknown_country:
+        return []
+    regions = sorted(set(supplies.unknown_country))
+    return [
+        PlanWarning(
+            code="country_unknown",
+            message=(
+                f"{len(supplies.unknown_country)} offer(s) excluded by constraints.countries because their region"
+                f" names no country: {', '.join(regions[:10])}" + (" …" if len(regions) > 10 else "")
+            ),
+        )
+    ]

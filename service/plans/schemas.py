@@ -58,6 +58,9 @@ __all__ = [
 
 
 class OfferRef(OfferKey, kw_only=True):
+    country: str | None = None
+    """ISO 3166-1 alpha-2 code of the region's country (``pricing.rules.countries``; None: the region
+    names no country)."""
     interconnect: str
     network: Network
     """The network between this offer's instances (what a multi-instance choice was priced on)."""
@@ -174,8 +177,18 @@ class DataOut(msgspec.Struct, kw_only=True):
     checkpoint_gb: float
     checkpoints_kept: int
     download_gb: float
-    """Downloaded into each instance at setup: the model weights and the dataset."""
+    """The model weights and the dataset: each instance downloads the weights at setup, and the dataset
+    too unless it is ``staged_once`` to shared storage."""
     egress_gb: float
+    dataset_derived: bool = False
+    """Whether ``dataset_gb`` was derived from the work (the job did not state ``data.dataset_gb``)."""
+    dataset_rule: str = ""
+    """How ``dataset_gb`` was found: ``given``, or the derivation with its source."""
+    staged_once: bool = False
+    """Whether the dataset is staged once to the seller's shared storage (else each instance downloads
+    its own copy at setup); ``cost.assumptions.data_staging`` says why."""
+    staging_hours: float = 0.0
+    """Hours staging the dataset before the instances start: part of the wall time, not billed."""
 
 
 class EstimateOut(msgspec.Struct, kw_only=True):
@@ -250,6 +263,8 @@ class AlternativeOut(msgspec.Struct, kw_only=True):
     provider: str | None
     instance_type: str | None
     region: str | None
+    country: str | None
+    """ISO 3166-1 alpha-2 code of the offer's region (None: owned, or the region names no country)."""
     pricing: str
     hours: float
     cost_usd: float

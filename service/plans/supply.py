@@ -19,11 +19,11 @@ Every rented supply keeps the offer it prices as a typed :class:`~service.plans.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import msgspec
 
-from pricing import RentalOffer, ResolvedCost, terms_of
+from pricing import ISO_COUNTRIES, RentalOffer, ResolvedCost, country_of, terms_of
 from service.catalog.gpu_names import resolve_gpu_names, resolve_slice
 from service.db.snapshot import CatalogSnapshot, CurrentOffer, Derived
 from service.errors import InvalidParameter
@@ -187,6 +187,18 @@ def _known_names(values: Sequence[str] | None, known: frozenset[str], field: str
     return frozenset(chosen)
 
 
+def _country_codes(codes: Sequence[str] | None, field: str) -> frozenset[str] | None:
+    """ISO 3166-1 alpha-2 codes, upper-cased (a 400 naming the first that is not one)."""
+    if codes is None:
+        return None
+    for i, code in enumerate(codes):
+        if code.strip().upper() not in ISO_COUNTRIES:
+            raise InvalidParameter(
+                f"{field}[{i}]", f"{code!r} is not an ISO 3166-1 alpha-2 country code (e.g. US, DE, FI)"
+            )
+    return frozenset(code.strip().upper() for code in codes)
+
+
 def _gpu_ids(
     snapshot: CatalogSnapshot, names: Sequence[str] | None, field: str, *, slices: bool = True
 ) -> frozenset[str] | None:
@@ -218,10 +230,19 @@ class SupplyFilter(msgspec.Struct, frozen=True, kw_only=True):
     """Reserved (committed) prices allowed (``constraints.reserved``)."""
     host: HostSpec | None = None
     """What each GPU needs from its host (rentals only; None when nothing is asked)."""
+    countries: frozenset[str] | None = None
+    """Rent only in these countries (the country derived from each offer's region)."""
+    decodes_images: bool = False
+    """The job trains on JPEGs its hosts decode (vision training): offers of a group with more vCPUs
+    are kept beside the cheapest, for the planner's data-loading rule."""
+    exclude_countries: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, snapshot: CatalogSnapshot, request: PlanBase) -> SupplyFilter:
-        """Resolve (a 400 naming the first unknown value): providers and regions only when renting."""
+    def of(
+        cls, snapshot: CatalogSnapshot, request: PlanBase, *, decodes_images: bool = False
+    ) -> SupplyFilter:
+        """Resolve (a 400 naming the first unknown value): providers and regions only when renting;
+        ``decodes_images`` for a vision training job."""
         limits = request.constraints
         renting = request.acquisition in ("rent", "either")
         return cls(
@@ -236,7 +257,24 @@ class SupplyFilter(msgspec.Struct, frozen=True, kw_only=True):
             spot=limits.spot,
             reserved=limits.reserved,
             host=request.host if renting and request.host is not None and request.host.asks() else None,
+            countries=_country_codes(limits.countries, "constraints.countries") if renting else None,
+            decodes_images=decodes_images and renting,
+            exclude_countries=(
+                _country_codes(limits.exclude_countries, "constraints.exclude_countries") or frozenset()
+            )
+            if renting
+            else frozenset(),
         )
+
+    def keeps_country(self, offer: RentalOffer) -> bool:
+        """Whether the offer's country passes ``countries`` and ``exclude_countries``: an offer whose
+        country cannot be derived passes only when ``countries`` is not given."""
+        if self.countries is None and not self.exclude_countries:
+            return True
+        country, _ = country_of(offer.provider, offer.region)
+        if country is None:
+            return self.countries is None
+        return (self.countries is None or country in self.countries) and country not in self.exclude_countries
 
     def keeps_gpu(self, gpu_id: str) -> bool:
         return (self.gpus is None or gpu_id in self.gpus) and gpu_id not in self.excluded
@@ -253,6 +291,9 @@ class SupplySet(msgspec.Struct, frozen=True, kw_only=True):
     """The offer each rented supply prices, by supply id."""
     host_unknown: dict[str, tuple[str, ...]] = msgspec.field(default_factory=dict)
     """Rented supplies whose offer does not state a host number the request asks about (by supply id)."""
+    unknown_country: tuple[str, ...] = ()
+    """With ``constraints.countries``: the offers (``provider region``) excluded because no country
+    could be derived from their region."""
 
 
 def _rented(group: OfferGroup, price: float, current: CurrentOffer) -> tuple[Supply, OfferRef]:
@@ -271,17 +312,20 @@ def _rented(group: OfferGroup, price: float, current: CurrentOffer) -> tuple[Sup
         provider=offer.provider,
         instance_type=offer.instance_type,
         region=offer.region,
+        country=country_of(offer.provider, offer.region)[0],
         price_source=f"price sheet version {current.sheet_version} ({offer.source})",
         sheet_version=current.sheet_version,
         host_ram_gib_per_gpu=None
         if offer.host_memory_gib is None
         else offer.host_memory_gib / offer.gpus_per_instance,
+        vcpus_per_gpu=None if offer.vcpus is None else offer.vcpus / offer.gpus_per_instance,
     )
     ref = OfferRef(
         offer_id=offer.offer_id,
         provider=offer.provider,
         instance_type=offer.instance_type,
         region=offer.region,
+        country=country_of(offer.provider, offer.region)[0],
         gpus_per_instance=offer.gpus_per_instance,
         interconnect=offer.interconnect,
         network=offer.network,  # the group's class and rate, with this offer's own rule
@@ -323,6 +367,51 @@ def _first_with_host(
     return short
 
 
+def _allowed(
+    group: OfferGroup, filters: SupplyFilter, no_country: set[tuple[str, str, str]]
+) -> Iterator[tuple[float, CurrentOffer]]:
+    """The group's offers (cheapest first) from the allowed providers, regions and countries; the
+    offers excluded because ``constraints.countries`` is given and their country is unknown are
+    added to ``no_country``."""
+    providers, regions = filters.providers, filters.regions  # hot loop: no method calls
+    by_country = filters.countries is not None or bool(filters.exclude_countries)
+    for price, current in group.offers:
+        offer = current.offer
+        if (providers is not None and offer.provider not in providers) or (
+            regions is not None and offer.region not in regions
+        ):
+            continue
+        if by_country and not filters.keeps_country(offer):
+            if country_of(offer.provider, offer.region)[0] is None:
+                no_country.add((offer.offer_id, offer.provider, offer.region))
+            continue
+        yield price, current
+
+
+def _more_vcpus(
+    group: OfferGroup,
+    allowed: list[tuple[float, CurrentOffer]],
+    first: tuple[float, CurrentOffer],
+    host: HostSpec | None,
+) -> list[tuple[float, CurrentOffer]]:
+    """The group's dearer offers with more vCPUs than every cheaper one kept: an image-training job
+    needs vCPUs in proportion to its GPUs' rate (:mod:`solver.throughput.data_loading`), which only the
+    planner knows, so it gets each step up in vCPUs and rejects the thin hosts with the reason ``host``."""
+    most = first[1].offer.vcpus
+    thicker: list[tuple[float, CurrentOffer]] = []
+    for price, current in allowed:
+        offer = current.offer
+        if most is None or offer.vcpus is None or offer.vcpus <= most or price < first[0]:
+            continue
+        if host is not None and host_shortfall(
+            host, group.gpus_per_instance, offer.vcpus, offer.host_memory_gib, offer.storage_read_gbps
+        ):
+            continue
+        thicker.append((price, current))
+        most = offer.vcpus
+    return thicker
+
+
 def rental_supplies(index: SupplyIndex, filters: SupplyFilter) -> SupplySet:
     """The cheapest offer of each group that passes the filters, as a supply."""
     rejections: dict[tuple[str, str], Rejection] = {}
@@ -333,32 +422,36 @@ def rental_supplies(index: SupplyIndex, filters: SupplyFilter) -> SupplySet:
     supplies: list[Supply] = []
     offers: dict[str, OfferRef] = {}
     unknown: dict[str, tuple[str, ...]] = {}
+    no_country: set[tuple[str, str, str]] = set()
     passed_over = 0
-    providers, regions, host = filters.providers, filters.regions, filters.host  # hot loop: no method calls
+    host = filters.host
     for group in index.groups:
         why = _group_rejection(index, group, filters)
         if why is not None:
             if why:
                 reject(group.gpu_id, why)
             continue
-        allowed = (
-            (price, current)
-            for price, current in group.offers
-            if (providers is None or current.offer.provider in providers)
-            and (regions is None or current.offer.region in regions)
+        listed = (
+            list(_allowed(group, filters, no_country))  # every offer a country excludes is counted
+            if filters.countries is not None or filters.decodes_images
+            else None
         )
+        allowed = _allowed(group, filters, no_country) if listed is None else iter(listed)
         first = next(allowed, None) if host is None else _first_with_host(group, list(allowed), host)
         if isinstance(first, str) or first is None:
             reject(
                 group.gpu_id,
-                first or "no offer from the allowed providers and regions",
+                first or "no offer from the allowed providers, regions and countries",
                 "host" if first else "filter",
             )
             continue
-        passed_over += group.alike - 1  # interchangeable offers passed over (dearer or filtered out)
-        supply, ref = _rented(group, *first)
-        supplies.append(supply)
-        offers[supply.supply_id] = ref
+        thicker = _more_vcpus(group, listed, first, host) if filters.decodes_images and listed else []
+        passed_over += (
+            group.alike - 1 - len(thicker)
+        )  # interchangeable offers passed over (dearer or filtered out)
+        for supply, ref in (_rented(group, *pick) for pick in (first, *thicker)):
+            supplies.append(supply)
+            offers[supply.supply_id] = ref
         if host is not None:
             offer = first[1].offer
             missing = host_unknown(host, offer.vcpus, offer.host_memory_gib, offer.storage_read_gbps)
@@ -370,6 +463,7 @@ def rental_supplies(index: SupplyIndex, filters: SupplyFilter) -> SupplySet:
         passed_over=passed_over,
         offers=offers,
         host_unknown=unknown,
+        unknown_country=tuple(f"{provider} {region!r}" for _, provider, region in sorted(no_country)),
     )
 
 

@@ -6,6 +6,11 @@ compute (the throughput model's answer), the run also spends, per the seller's t
 (:class:`SupplyTerms`) and the job's data (:class:`JobTerms`):
 
 - **setup**: the instance start plus downloading the model and the dataset at the download rate;
+- **data staging** (:func:`_staged_once`): the dataset is staged once to the seller's shared storage
+  (network volume or filesystem), before the instances start, where the seller has one (not a
+  marketplace: separate hosts share no storage) and that is cheaper than a copy per instance — the
+  instances then neither wait for it (its download hours are elapsed, not billed) nor each pay its
+  ingress and storage; otherwise every instance downloads and keeps its own copy;
 - **checkpoints**: a training job writes a checkpoint of ``δ`` hours every ``τ`` hours of work
   (``H/τ`` of them), at the interval that minimises the expected total (:mod:`solver.costs.reliability`)
   unless the job fixes it;
@@ -111,6 +116,8 @@ class SupplyTerms(msgspec.Struct, frozen=True, kw_only=True):
     network_interruption_share: float
     """The share of interruptions a job inside one instance does not see (the network's)."""
     restart_hours: float
+    shared_storage: bool = False
+    """Whether the seller has storage its instances share, so a dataset can be staged once."""
 
 
 class JobTerms(msgspec.Struct, frozen=True, kw_only=True):
@@ -174,6 +181,12 @@ class Charges(NamedTuple):
     interruptions: _Floats
     preemptions: _Floats
     lost_hours: _Floats
+    staging_hours: _Floats
+    """Hours staging the dataset once to shared storage before the instances start (elapsed, not billed)."""
+    shared_staging: _Floats
+    """1 where the dataset is staged once to shared storage, 0 where each instance downloads a copy."""
+    staging_saving_usd: _Floats
+    """What a copy per instance would cost more than staging once (0 without a dataset)."""
 
 
 class ChargeSummary(msgspec.Struct, frozen=True, kw_only=True):
@@ -191,6 +204,9 @@ class ChargeSummary(msgspec.Struct, frozen=True, kw_only=True):
     interruptions: float
     preemptions: float
     lost_hours: float
+    staging_hours: float = 0.0
+    shared_staging: bool = False
+    staging_saving_usd: float = 0.0
 
     @classmethod
     def of(cls, charges: Charges, row: int) -> ChargeSummary:
@@ -214,9 +230,13 @@ class ChargeSummary(msgspec.Struct, frozen=True, kw_only=True):
                 interruptions=interruptions,
                 preemptions=preemptions,
                 lost_hours=lost,
+                staging_hours=staging,
+                shared_staging=shared > 0,
+                staging_saving_usd=saving,
             )
             for values, (total, wall, deadline, billable, setup, checkpoint, interval, interruptions, preemptions,
-                         lost) in zip(zip(*parts, strict=True), zip(*other, strict=True), strict=True)
+                         lost, staging, shared, saving) in zip(zip(*parts, strict=True), zip(*other, strict=True),
+                                                               strict=True)
         ]  # fmt: skip
 
 
@@ -231,6 +251,9 @@ _FIGURES: Final = (
     "interruptions",
     "preemptions",
     "lost_hours",
+    "staging_hours",
+    "shared_staging",
+    "staging_saving_usd",
 )
 
 _TERM_FIELDS: Final = {name: i for i, name in enumerate(SupplyTerms.__struct_fields__)}
@@ -350,6 +373,38 @@ def _time(hours: _Floats, units: _Floats, gpus: _Floats, col: _Rows, job: JobTer
     )
 
 
+class _Staging(NamedTuple):
+    shared: _Floats
+    hours: _Floats
+    saving: _Floats
+    copies: _Floats
+    ingress_gb: _Floats
+
+
+def _staged_once(job: JobTerms, col: _Rows, units: _Floats, per_hour: _Floats, wall: _Floats) -> _Staging:
+    """Where the dataset is staged once to shared storage and where each instance keeps a copy.
+
+    A copy per instance costs, over staging once: the instances' wait while each downloads it
+    (dataset ÷ download rate, at their hourly price) and the other ``units − 1`` copies' ingress and
+    storage for the wall time. The wall time is the same either way (the staging precedes the
+    instances instead of delaying them). Staging once needs the seller's shared storage."""
+    hours_per_gb = 8.0 / 3600.0
+    dataset_hours = job.dataset_gb * hours_per_gb / col("download_gbps")
+    extra_copies = (units - 1.0) * job.dataset_gb
+    saving = per_hour * dataset_hours + extra_copies * (
+        col("ingress_usd_per_gb") + col("storage_usd_per_gb_month") * wall / HOURS_PER_MONTH
+    )
+    shared = np.where((col("shared_storage") > 0) & (saving > 0), 1.0, 0.0)
+    model_gb = job.download_gb - job.dataset_gb
+    return _Staging(
+        shared=shared,
+        hours=shared * dataset_hours,
+        saving=saving,
+        copies=np.where(shared > 0, 1.0, units),
+        ingress_gb=units * model_gb + np.where(shared > 0, 1.0, units) * job.dataset_gb,
+    )
+
+
 def _billable(wall: _Floats, increment_s: _Floats) -> _Floats:
     """Wall hours billed up to whole increments (no increment: as they are)."""
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -374,17 +429,19 @@ def complete_charges(
     hours, units, gpus = (np.asarray(a, dtype=np.float64) for a in (hours, units, gpus))
     time = _time(hours, units, gpus, col, job)
     wall = time.wall(hours)
-    billable = _billable(wall, increment_s)
     per_hour = price * units
-    storage_gb = job.dataset_gb + job.checkpoints_kept * job.checkpoint_gb
-    transfer = units * job.download_gb * col("ingress_usd_per_gb") + job.egress_gb * col("egress_usd_per_gb")
+    staging = _staged_once(job, col, units, per_hour, wall)
+    billed_wall = wall - staging.hours  # the instances start once the dataset is staged
+    billable = _billable(billed_wall, increment_s)
+    storage_gb = staging.copies * job.dataset_gb + job.checkpoints_kept * job.checkpoint_gb
+    transfer = staging.ingress_gb * col("ingress_usd_per_gb") + job.egress_gb * col("egress_usd_per_gb")
     parts = {
         "compute_usd": per_hour * hours,
-        "setup_usd": per_hour * time.setup,
+        "setup_usd": per_hour * (time.setup - staging.hours),
         "checkpoint_usd": per_hour * time.checkpoint,
         "failures_usd": per_hour * time.failures,
         "preemption_usd": per_hour * time.preemption,
-        "billing_rounding_usd": per_hour * np.maximum(billable - wall, 0.0),
+        "billing_rounding_usd": per_hour * np.maximum(billable - billed_wall, 0.0),
         "storage_usd": storage_gb * col("storage_usd_per_gb_month") * wall / HOURS_PER_MONTH,
         "data_transfer_usd": transfer,
     }
@@ -401,4 +458,7 @@ def complete_charges(
         interruptions=time.interruptions,
         preemptions=time.preemptions,
         lost_hours=time.failures + time.preemption,
+        staging_hours=staging.hours,
+        shared_staging=staging.shared,
+        staging_saving_usd=np.where(job.dataset_gb > 0, staging.saving, 0.0),
     )

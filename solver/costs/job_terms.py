@@ -5,9 +5,13 @@ Defaults when the workload does not say:
 
 - **model download**: the weights at the workload's precision for fine-tuning and inference (a
   pre-training run starts from random weights and downloads none);
-- **dataset**: for text, the unique tokens as token ids (2 bytes each for a vocabulary of at most
-  65,536 tokens, else 4); for batch inference, the prompts as text (4 bytes a token); unknown for
-  images (0, stated);
+- **dataset** (marked derived in the plan): for text, the unique tokens as token ids — 2 bytes each
+  for a vocabulary of at most 65,536 tokens, else 4, as tokenised training sets are stored (Megatron-LM's
+  indexed dataset picks ``uint16`` below 65,500 ids and ``int32`` above, ``DType.optimal_dtype``;
+  nanoGPT's GPT-2 ``.bin`` shards are ``uint16``); for images (vision and diffusion models), the
+  samples as JPEG files of ImageNet's average size, :data:`IMAGE_BYTES` (ILSVRC2012's 1,281,167
+  training images in its 138 GB training archive, image-net.org's download page); for batch
+  inference, the prompts as text (4 bytes a token). Only what none of these covers stays 0, said so;
 - **checkpoint**: what resuming needs — the trainable weights, the fp32 master copy and the optimizer
   state of the memory model (LoRA: the adapters and their state); two are kept (the newest and the one
   before, in case the newest is torn); inference writes none;
@@ -29,11 +33,16 @@ from solver.spec.workload import ResolvedWorkload
 
 __all__ = [
     "CHECKPOINTS_KEPT",
+    "IMAGE_BYTES",
     "JobTermsWithRules",
     "job_terms",
 ]
 
 CHECKPOINTS_KEPT: Final = 2
+IMAGE_BYTES: Final = 138e9 / 1_281_167
+"""An image sample: ImageNet-1k's training JPEGs average 108 kB (138 GB for 1,281,167 images)."""
+IMAGE_FAMILIES: Final = frozenset({"vision", "diffusion"})
+"""Model families whose samples are images."""
 TEXT_BYTES_PER_TOKEN: Final = 4.0
 """UTF-8 text runs about 4 characters (bytes) a token for English with BPE tokenisers."""
 _GB: Final = 1e9
@@ -45,19 +54,30 @@ class JobTermsWithRules(msgspec.Struct, frozen=True, kw_only=True):
     """Each figure's rule, by the name a plan's assumptions list it under."""
 
 
+def _images_gb(samples: int) -> tuple[float, str]:
+    return (
+        samples * IMAGE_BYTES / _GB,
+        f"derived: {samples:,} images × {IMAGE_BYTES / 1e3:,.0f} kB (ImageNet-1k's mean training JPEG:"
+        " 138 GB / 1,281,167 images)",
+    )
+
+
 def _dataset_gb(
     rw: ResolvedWorkload, tokens: int | None, samples: int | None, epochs: float, output_len: int | None
 ) -> tuple[float, str]:
+    """The dataset's size and its rule, from the work when the job does not state it."""
     arch = rw.arch
+    if samples is not None and arch.family in IMAGE_FAMILIES:
+        return _images_gb(samples)
     if rw.is_inference:
         if tokens is None or not output_len:
-            return 0.0, "not given and not derivable: 0 GB"
+            return 0.0, "not given and not derivable (no tokens and output length): 0 GB"
         requests = tokens / output_len
         prompt = max(rw.seq_len - output_len, 0)
         size = requests * prompt * TEXT_BYTES_PER_TOKEN / _GB
         return (
             size,
-            f"{requests:,.0f} prompts of {prompt:,} tokens as text ({TEXT_BYTES_PER_TOKEN:g} B a token)",
+            f"derived: {requests:,.0f} prompts of {prompt:,} tokens as text ({TEXT_BYTES_PER_TOKEN:g} B a token)",
         )
     id_bytes = 2 if arch.vocab_size <= 65_536 else 4
     unique: float | None = None
@@ -66,8 +86,13 @@ def _dataset_gb(
     elif samples is not None and rw.seq_len > 0 and arch.is_transformer:
         unique = float(samples * rw.seq_len)
     if unique is None:
-        return 0.0, "not given (images or samples without a sequence length): 0 GB"
-    return unique * id_bytes / _GB, f"{unique:,.0f} unique tokens as {id_bytes}-byte token ids"
+        return 0.0, "not given and not derivable (samples without a sequence length): 0 GB"
+    dtype = "uint16" if id_bytes == 2 else "int32"
+    return (
+        unique * id_bytes / _GB,
+        f"derived: {unique:,.0f} unique tokens as {id_bytes}-byte token ids ({dtype} for a"
+        f" {arch.vocab_size:,}-token vocabulary, as Megatron-LM's indexed datasets store them)",
+    )
 
 
 def _checkpoint_gb(rw: ResolvedWorkload) -> tuple[float, str]:

@@ -84,10 +84,14 @@ class Supply(msgspec.Struct, frozen=True, kw_only=True):
     provider: str | None = None
     instance_type: str | None = None
     region: str | None = None
+    country: str | None = None
+    """ISO 3166-1 alpha-2 code of the region's country, where the seller's region names one."""
     price_source: str = ""
     sheet_version: int | None = None
     host_ram_gib_per_gpu: float | None = None
     """The offer's host memory per GPU (None: not stated, or owned: the buyer sizes it)."""
+    vcpus_per_gpu: float | None = None
+    """The offer's vCPUs per GPU (None: not stated, or owned: the buyer sizes it)."""
 
 
 class WorkAmount(msgspec.Struct, frozen=True, kw_only=True):
@@ -242,12 +246,13 @@ class _Enumerator:
 
     def add(self, supply: Supply, gpu: GpuSpec, max_gpus: int) -> None:
         host = supply.host_ram_gib_per_gpu if self.context.uses_host else None
+        vcpus = supply.vcpus_per_gpu if self.context.decodes_images else None
         shape = (supply.gpu_id, gpu.memory_gib, supply.gpus_per_unit, supply.interconnect,
-                 supply.network.network_class, supply.network.gbps, host)  # fmt: skip
+                 supply.network.network_class, supply.network.gbps, host, vcpus)  # fmt: skip
         topology = Topology(gpus_per_instance=supply.gpus_per_unit, interconnect=supply.interconnect,
                             network=supply.network)  # fmt: skip
         steps = self.cache.get("steps", (self.key, shape, max_gpus),
-                               lambda: shape_steps(self.context, gpu, topology, max_gpus, host))  # fmt: skip
+                               lambda: shape_steps(self.context, gpu, topology, max_gpus, host, vcpus))  # fmt: skip
         if not steps:
             self.rejections.add(supply, "quota", 0, "one unit has {} GPUs, above max_gpus {}",
                                 supply.gpus_per_unit, max_gpus)  # fmt: skip
@@ -318,8 +323,9 @@ def _context(
     uses_host = template.kind in TRAINING_KINDS and (
         template.offload != "none" or template.optimizer in _PAGED
     )
+    decodes_images = template.kind in TRAINING_KINDS and resolved.arch.family == "vision"
     return StepContext(template=resolved, throughput=throughput, profiles=index, layouts=cache.layouts,
-                       memory_headroom=headroom, uses_host=uses_host)  # fmt: skip
+                       memory_headroom=headroom, uses_host=uses_host, decodes_images=decodes_images)  # fmt: skip
 
 
 def enumerate_candidates(

@@ -5,7 +5,8 @@ For each count of units (:func:`gpu_counts`) the layout search
 every rank's memory (within the plan's memory headroom) and meets the job's global batch; the
 throughput model then rates it on the shape's links. A count that cannot run leaves its reason:
 ``memory``, ``global_batch`` (its data-parallel ranks would exceed the global batch), ``host`` (CPU
-offload or paged state beyond the offer's host memory), ``network`` (instances that cannot
+offload or paged state beyond the offer's host memory, or too few vCPUs to decode an image job's
+JPEGs at its rate: :mod:`solver.throughput.data_loading`), ``network`` (instances that cannot
 synchronise) or ``throughput``. Supplies of one shape differ only in price and billing, so this is
 worked out once per shape (and kept in the :class:`~solver.optimise.plan_cache.PlanCache`).
 """
@@ -21,6 +22,7 @@ from solver.catalog.network import spans_instances
 from solver.errors import InvalidWorkload, RejectionReason, ThroughputUnavailable
 from solver.spec.workload import ResolvedWorkload
 from solver.throughput.calibration import ProfileIndex
+from solver.throughput.data_loading import decode_shortfall
 from solver.throughput.estimate import ThroughputEstimate, Topology
 from solver.throughput.layout_search import LayoutCache, LayoutChoice, LayoutFailure, search_layout
 
@@ -70,6 +72,8 @@ class StepContext(NamedTuple):
     layouts: LayoutCache
     memory_headroom: float
     uses_host: bool
+    decodes_images: bool = False
+    """Whether the job trains on JPEGs its hosts decode (vision training), so vCPUs per GPU matter."""
 
 
 def _failed(units: int, n: int, reason: RejectionReason, detail: str, need_gib: float = 0.0) -> ShapeStep:
@@ -77,7 +81,12 @@ def _failed(units: int, n: int, reason: RejectionReason, detail: str, need_gib: 
 
 
 def _step(
-    context: StepContext, gpu: GpuSpec, topology: Topology, units: int, host: float | None
+    context: StepContext,
+    gpu: GpuSpec,
+    topology: Topology,
+    units: int,
+    host: float | None,
+    vcpus: float | None = None,
 ) -> ShapeStep:
     n = units * topology.gpus_per_instance
     try:
@@ -96,11 +105,20 @@ def _step(
         rate = context.throughput(found.workload, gpu, n, topology)
     except (ThroughputUnavailable, InvalidWorkload) as exc:
         return _failed(units, n, "throughput", str(exc))
+    if vcpus is not None and context.decodes_images:
+        short = decode_shortfall(rate.value / n, vcpus)
+        if short is not None:
+            return _failed(units, n, "host", short)
     return ShapeStep(units, n, found, rate, None)
 
 
 def shape_steps(
-    context: StepContext, gpu: GpuSpec, topology: Topology, max_gpus: int, host: float | None
+    context: StepContext,
+    gpu: GpuSpec,
+    topology: Topology,
+    max_gpus: int,
+    host: float | None,
+    vcpus: float | None = None,
 ) -> list[ShapeStep]:
     """The counts a shape can run at, with their layouts and throughputs (module docstring). The
     first count that cannot synchronise or has no throughput ends the list (more fare no better)."""
@@ -112,7 +130,7 @@ def shape_steps(
             steps.append(_failed(units, n, "network",
                                  f"{units} instances cannot synchronise training: {topology.network.rule}"))  # fmt: skip
             break
-        step = _step(context, gpu, topology, units, host)
+        step = _step(context, gpu, topology, units, host, vcpus)
         steps.append(step)
         if step.rejection is not None and step.rejection[0] in ("throughput", "network"):
             break

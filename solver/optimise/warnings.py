@@ -13,6 +13,8 @@ The MILP optimises the central estimate; these say how far to trust it:
 - ``low_confidence_capacity`` (serving): a replica's capacity is derived with low confidence;
 - ``host_unknown``: the chosen rental offer does not state a host number the job needs (host memory
   for CPU offload here; the service adds the request's ``host`` numbers), so it could not be checked;
+- ``country_unknown``: with ``constraints.countries``, offers whose region names no country were
+  excluded (raised by the service, which derives the countries);
 - ``price_sheet_stale`` is raised by the service, which knows the sheets' ages;
 - ``deadline_at_risk``: the deadline does not hold with :data:`DEADLINE_CONFIDENCE` over the
   interruptions (their 90th percentile) *and* the throughput band (:func:`deadline_probability`: the
@@ -54,6 +56,7 @@ WarningCode = Literal[
     "price_sheet_stale",
     "host_unknown",
     "deadline_at_risk",
+    "country_unknown",
 ]
 LONG_RUN_DAYS: Final = 30
 ETHERNET_CLASSES: Final = frozenset({"ethernet"})
@@ -99,7 +102,8 @@ def complete_bands(candidate: Candidate) -> tuple[tuple[float, float], tuple[flo
     fixed = c.breakdown["data_transfer_usd"]
 
     def cost(hours: float) -> float:
-        return candidate.usd_per_hour * _billable(hours, increment) + storage_per_hour * hours + fixed
+        billed = hours - c.staging_hours  # staging precedes the instances: elapsed, not billed
+        return candidate.usd_per_hour * _billable(billed, increment) + storage_per_hour * hours + fixed
 
     return (low, high), (cost(low), cost(high))
 

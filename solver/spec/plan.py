@@ -66,6 +66,7 @@ Quantisation = Literal["fp8", "int8", "int4"]
 """Quantised weights a serving plan may try (``ServingPlan.quantisation``)."""
 Objective = Literal["cost", "time"]
 _Names = Annotated[list[Annotated[str, Meta(min_length=1, max_length=200)]], Meta(max_length=100)]
+_Codes = Annotated[list[Annotated[str, Meta(min_length=2, max_length=2)]], Meta(max_length=300)]
 
 
 class PlanConstraints(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -80,6 +81,25 @@ class PlanConstraints(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     ] = DEFAULT_MAX_GPUS
     providers: Annotated[_Names, Meta(description="Rent only from these providers.")] | None = None
     regions: Annotated[_Names, Meta(description="Rent only in these regions.")] | None = None
+    countries: (
+        Annotated[
+            _Codes,
+            Meta(
+                description=(
+                    "Rent only in these countries (ISO 3166-1 alpha-2 codes, e.g. US, DE), by the country"
+                    " derived from each offer's region; offers whose country cannot be derived are excluded."
+                )
+            ),
+        ]
+        | None
+    ) = None
+    exclude_countries: (
+        Annotated[
+            _Codes,
+            Meta(description="Never rent in these countries (ISO 3166-1 alpha-2 codes)."),
+        ]
+        | None
+    ) = None
     gpus: (
         Annotated[
             _Names,

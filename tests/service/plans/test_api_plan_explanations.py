@@ -131,6 +131,7 @@ def test_warnings_are_coded_and_each_code_matches_the_plan(
         and offers_by_id[choice["offer"]["offer_id"]]["host_memory_gib"] is None,
         "deadline_at_risk": estimate["deadline_probability"] is not None
         and estimate["deadline_probability"] < 0.9,
+        "country_unknown": False,  # these plans name no constraints.countries
     }
     assert 0 < estimate["goodput"] <= 1
     assert estimate["goodput"] == pytest.approx(estimate["compute_hours"] / estimate["hours"])

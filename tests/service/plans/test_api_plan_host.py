@@ -141,3 +141,43 @@ def test_cli_plan_with_a_host_block(cli_db: str, body_file: Any, capsys: pytest.
     assert main(["plan", body_file(body), "--db", cli_db]) == 0
     out = capsys.readouterr().out
     assert "host_unknown" in out and "below host.host_ram_gib_per_gpu 60000" in out
+
+
+RTX_SHEET = """provider,instance_type,gpu,gpus_per_instance,region,price_per_hour_usd,vcpus,memory_gib
+acme,thin.4090,RTX 4090,1,eu-1,0.20,2,32
+acme,wide.4090,RTX 4090,1,eu-1,0.30,8,32
+acme,thin.l4,L4,1,eu-1,0.10,1,16
+"""
+RESNET = {"kind": "train", "model": {"name": "ResNet-50"}, "samples": 1_281_167, "epochs": 90}
+
+
+@pytest.fixture
+def rtx(admin: Client) -> Client:
+    """The admin client with thin and wide single-GPU hosts uploaded."""
+    response = admin.post(
+        "/v1/price-sheets",
+        params={"source": "acme", "format": "rental_csv"},
+        content=RTX_SHEET.encode(),
+        headers=AUTH,
+    )
+    assert response.status_code == 201, response.text
+    return admin
+
+
+def test_image_training_passes_over_a_host_too_thin_to_decode_its_jpegs(rtx: Client) -> None:
+    """Issue 24: a ResNet-50 was placed on a host whose vCPUs cannot decode JPEGs at its rate; the
+    cheaper 2-vCPU RTX 4090 is passed over for the 8-vCPU one."""
+    body = {**RESNET, "constraints": {"providers": ["acme"], "gpus": ["RTX 4090"], "max_gpus": 1}}
+    plan = rtx.post("/v1/plans", json=body).json()
+    assert plan["choice"]["offer"]["instance_type"] == "wide.4090"
+    per_gpu = plan["estimate"]["throughput"]["value"]
+    assert 2 < 1 + per_gpu / 349.4 <= 8
+
+
+def test_a_gpu_whose_every_host_is_too_thin_is_rejected_with_the_reason_host(rtx: Client) -> None:
+    body = {**RESNET, "constraints": {"providers": ["acme"], "gpus": ["L4"], "max_gpus": 1}}
+    response = rtx.post("/v1/plans", json=body)
+    assert response.status_code == 422, response.text
+    detail = _reasons(response.json(), "host")["l4"]
+    assert detail.startswith("decoding ") and "images/s per GPU needs" in detail
+    assert "the offer has 1 per GPU" in detail and "short" in detail

@@ -62,7 +62,7 @@ def test_lora_plan_is_costed_explained_and_stored(client: Client) -> None:
     )
     assert cost["total_usd"] == pytest.approx(sum(cost["breakdown"].values()))
     assert set(cost["breakdown"]) == {*hourly, "storage_usd", "data_transfer_usd"}
-    assert set(cost["assumptions"]) == {*cost["breakdown"], "provider_costs"}
+    assert set(cost["assumptions"]) == {*cost["breakdown"], "provider_costs", "data_staging"}
     assert estimate["compute_hours"] == pytest.approx(2_000_000_000 / estimate["throughput"]["value"] / 3600)
     # the choice is the cheapest point of the Pareto front and no alternative is cheaper
     assert cost["total_usd"] == pytest.approx(min(p["cost_usd"] for p in plan["pareto"]))
@@ -159,9 +159,9 @@ def test_owned_gpus_are_priced_per_busy_hour_from_the_ownership_sheet(client: Cl
     assert choice["acquisition"] == "own" and choice["offer"] is None
     rate = choice["owned"]["usd_per_busy_gpu_hour"]
     assert rate > 0 and "purchase" in choice["owned"]["assumptions"][0]
-    assert owned["cost"]["total_usd"] == pytest.approx(
-        rate * choice["gpu_count"] * owned["estimate"]["hours"]
-    )
+    busy = owned["estimate"]["hours"] - owned["estimate"]["data"]["staging_hours"]  # staged before they run
+    assert owned["estimate"]["data"]["staged_once"]
+    assert owned["cost"]["total_usd"] == pytest.approx(rate * choice["gpu_count"] * busy)
     assert owned["cost"]["billing_increment_s"] == 0
     assert {v["kind"] for v in owned["price_sheet"]["versions"]} == {"ownership"}
     # a higher utilisation spreads the fixed costs over more busy hours: cheaper per busy hour

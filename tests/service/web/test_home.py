@@ -80,3 +80,10 @@ def test_the_buy_vs_rent_page_labels_its_inputs_and_leaves_out_flat_rows(client:
     assert "rent price" in table and "data-centre PUE" in table
     assert "rent usd per gpu hour" not in table and "_" not in table.split("<tbody>")[1].split("style=")[0]
     assert "$0 </td>" not in table
+
+
+def test_the_plan_page_shows_the_region_and_country_of_the_chosen_offer(client: TestClient) -> None:  # type: ignore[type-arg]
+    query = {"model": "Llama 3.1 8B", "kind": "fine_tune", "method": "lora", "tokens": "2000000000"}
+    page = client.get("/plan", params=query).text
+    found = re.search(r'id="choice">.*?\(([^,()]+), ([A-Z]{2}|country unknown)\)', page, re.S)
+    assert found is not None, page[:800]

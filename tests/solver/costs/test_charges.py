@@ -75,12 +75,32 @@ def test_every_part_by_hand_on_a_multi_node_training_job() -> None:
         "failures_usd": 120 * lost,
         "preemption_usd": 0.0,
         "billing_rounding_usd": 120 * (billable - wall),
-        "storage_usd": (100 + 2 * 720) * 0.073 * wall / 730,
+        "storage_usd": (4 * 100 + 2 * 720) * 0.073 * wall / 730,  # no shared storage: a copy per instance
         "data_transfer_usd": 4 * 360 * 0.01 + 50 * 0.09,
     }
     assert list(s.breakdown) == list(CHARGE_NAMES)
     assert s.breakdown == pytest.approx(expected)
     assert s.total_usd == pytest.approx(sum(expected.values()))
+    assert not s.shared_staging and s.staging_hours == 0
+
+
+def test_a_dataset_staged_once_to_shared_storage_by_hand() -> None:
+    """Issue 24: a dataset downloaded to each of several instances as setup; staged once, the
+    instances neither wait for it nor each pay its ingress and storage."""
+    shared = msgspec.structs.replace(TERMS, shared_storage=True)
+    s = _one(500.0, 4, 32, 30.0, 3600, shared, TRAINING)
+    per_node = _one(500.0, 4, 32, 30.0, 3600, TERMS, TRAINING)
+    staging = 100 * 8 / 8 / 3600  # 100 GB at 8 Gbit/s, before the instances start
+    setup = 0.1 + 260 * 8 / 8 / 3600  # start + the 260 GB model each instance still downloads
+    assert s.shared_staging and s.staging_hours == pytest.approx(staging)
+    assert s.wall_hours == pytest.approx(per_node.wall_hours)  # the same elapsed time
+    assert s.billable_hours == math.ceil(s.wall_hours - staging)
+    assert s.breakdown["setup_usd"] == pytest.approx(120 * setup)
+    assert s.breakdown["storage_usd"] == pytest.approx((100 + 2 * 720) * 0.073 * s.wall_hours / 730)
+    assert s.breakdown["data_transfer_usd"] == pytest.approx((4 * 260 + 100) * 0.01 + 50 * 0.09)
+    saving = 120 * staging + 3 * 100 * (0.01 + 0.073 * s.wall_hours / 730)
+    assert s.staging_saving_usd == pytest.approx(saving)
+    assert per_node.total_usd - s.total_usd == pytest.approx(saving, abs=120.0)  # up to an hour's rounding
 
 
 def test_compute_only_terms_price_the_billable_hours_alone() -> None:

@@ -86,9 +86,17 @@ def test_given_values_replace_the_defaults_and_are_labelled_given() -> None:
     assert made.rules["dataset_gb"] == made.rules["checkpoint_gb"] == made.rules["egress_gb"] == "given"
 
 
-def test_images_without_a_dataset_size_say_so() -> None:
+def test_images_without_a_dataset_size_are_imagenet_sized_jpegs() -> None:
+    """Issue 24: an image dataset of unstated size was "unknown (0)"; ImageNet-1k is 138 GB."""
     rw = _resolved(kind="train", model={"name": "ResNet-50"}, batch_size=64)
     made = job_terms(
         rw, tokens=None, samples=1_281_167, epochs=90, output_len=None, data=None, reliability=None
     )
-    assert made.terms.dataset_gb == 0 and "not given" in made.rules["dataset_gb"]
+    assert made.terms.dataset_gb == pytest.approx(138.0)
+    assert made.rules["dataset_gb"].startswith("derived: 1,281,167 images × 108 kB")
+
+
+def test_samples_without_a_sequence_length_stay_zero_and_say_so() -> None:
+    rw = _resolved(kind="train", model={"name": "ResNet-50"}, batch_size=64)
+    made = job_terms(rw, tokens=None, samples=None, epochs=1, output_len=None, data=None, reliability=None)
+    assert made.terms.dataset_gb == 0 and "not derivable" in made.rules["dataset_gb"]
