@@ -202,7 +202,6 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     plans = PlanService(
         opened, time_limit_s=config.plan_time_limit_s, price_max_age_hours=config.price_max_age_hours
     )
-
     plan_queue = PlanQueue(waiting=config.plan_queue)
     refresh_batches = RefreshBatches(refresher)
 

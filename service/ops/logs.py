@@ -54,9 +54,10 @@ def log_config(level: str, fmt: LogFormat = "json") -> dict[str, Any]:
             }
         },
         "root": {"handlers": ["default"], "level": level.upper()},
-        "loggers": {  # uvicorn's loggers propagate to the root handler instead of having their own
-            "uvicorn": {"handlers": [], "propagate": True},
-            "uvicorn.error": {"handlers": [], "propagate": True},
-            "uvicorn.access": {"handlers": [], "propagate": True},
+        # uvicorn's loggers propagate to the root handler instead of having their own, at the level
+        # asked (a level an earlier uvicorn start set on them would otherwise stay and drop lines)
+        "loggers": {
+            name: {"handlers": [], "propagate": True, "level": level.upper()}
+            for name in ("uvicorn", "uvicorn.error", "uvicorn.access")
         },
     }
