@@ -799,7 +799,7 @@ def _training_rate(
         value *= scaling.efficiency
         sigma = math.hypot(sigma, scaling_sigma, LAYOUT_SIGMA)
         score *= 1.0 - 0.5 * scaling.communication_fraction
-    where = f"{count}× {gpu.gpu_id} ({query.precision})"
+    where = f"{count}× {gpu.gpu_id} ({_precision_text(workload.precision, query.precision)})"
     if scale is not None and scale.exponent(count, workload.arch.params_b * 1e9) > 0:
         params = workload.arch.params_b * 1e9
         value *= scale.factor(count, params)
@@ -809,11 +809,19 @@ def _training_rate(
                  layout=layout)  # fmt: skip
 
 
+def _precision_text(weights: str, matmuls: str) -> str:
+    """The precision a method names: the weights' where the matmuls run at another (QLoRA's NF4
+    weights dequantised to bf16; int4 AWQ/GPTQ), else the one precision."""
+    if weights in (matmuls, "fp16") or (weights, matmuls) == ("bf16", "bf16"):
+        return matmuls
+    return f"{weights} weights, {matmuls} matmuls"
+
+
 def _inference_rate(workload: ResolvedWorkload, query: _Query, per: _PerGpu, gpu: GpuSpec) -> _Rate:
     """``gpu_count / tp`` independent replicas of one tensor-parallel group."""
     count, tp = workload.gpu_count, workload.tp
     group_rate = 1.0 / per.seconds
-    where = f"{count // tp} independent replicas of {tp}× {gpu.gpu_id} ({query.precision})"
+    where = f"{count // tp} independent replicas of {tp}× {gpu.gpu_id} ({_precision_text(workload.precision, query.precision)})"
     return _Rate(value=group_rate * (count // tp), per_gpu=group_rate / tp, where=where, sigma=per.sigma,
                  score=per.score)  # fmt: skip
 

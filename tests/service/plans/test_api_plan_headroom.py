@@ -56,3 +56,4 @@ def test_no_qlora_at_tensor_parallel_on_the_standard_stack(client: Client) -> No
     layout = plan["choice"]["layout"]
     assert (layout["tp"], layout["pp"], layout["cp"]) == (1, 1, 1)
     assert plan["choice"]["gpu_count"] == layout["dp"]
+    assert "(nf4 weights, bf16 matmuls)" in plan["estimate"]["throughput"]["method"]  # not plain "bf16"
