@@ -3,6 +3,7 @@ upload form (the admin token is typed into the page and kept only in the page's 
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from litestar import Request, Response, get
@@ -13,6 +14,7 @@ from pricing import FORMATS
 from service.db.store import Store
 from service.errors import ServiceError
 from service.price_sheets.history import list_versions
+from service.settings import Settings
 from service.web.render import page
 from service.web.sheet_diff import diff_versions
 
@@ -35,12 +37,16 @@ def _version_number(text: str | None, field: str) -> int | None:
 
 
 @get("/price-sheets", **_PAGE)
-def price_sheets_page(store: NamedDependency[Store], request: Request[Any, Any, Any]) -> Response[str]:
-    """Every version (newest first, the current ones marked), a diff when two are chosen, the upload."""
+def price_sheets_page(
+    store: NamedDependency[Store], settings: NamedDependency[Settings], request: Request[Any, Any, Any]
+) -> Response[str]:
+    """Every version (newest first, the current ones marked, with its age; a current one older than
+    ``GPUPLAN_PRICE_MAX_AGE_HOURS`` flagged stale), a diff when two are chosen, the upload."""
     query = {k: v for k, v in request.query_params.items() if k in _FIELDS}
     versions = list_versions(store, limit=500).items
     context: dict[str, Any] = {"query": query, "versions": versions, "formats": FORMATS, "diff": None,
-                               "error": None, "error_field": None}  # fmt: skip
+                               "error": None, "error_field": None, "now": datetime.now(UTC),
+                               "stale_after_days": settings.price_max_age_hours / 24}  # fmt: skip
     try:
         old, new = _version_number(query.get("from"), "from"), _version_number(query.get("to"), "to")
         if old is not None and new is not None:
