@@ -89,8 +89,10 @@ def test_the_plan_page_shows_the_region_and_country_of_the_chosen_offer(client: 
     assert found is not None, page[:800]
 
 
-def test_the_price_sheets_page_shows_each_versions_age_and_flags_stale_current_ones(client: TestClient) -> None:  # type: ignore[type-arg]
+def test_the_price_sheets_page_shows_each_versions_age_and_flags_stale_current_ones(
+    client: TestClient,
+) -> None:  # type: ignore[type-arg]
     page = client.get("/price-sheets").text
     table = page[page.rindex("<thead>") :]
-    assert "<th scope=\"col\" class=\"num\">age</th>" in table and " days" in table
+    assert '<th scope="col" class="num">age</th>' in table and " days" in table
     assert "<strong>stale</strong>" in table  # the shipped rental sheet is current and over a year old
