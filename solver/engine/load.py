@@ -15,7 +15,7 @@ import random
 from collections.abc import Sequence
 from typing import Final
 
-from solver.engine.result import KEEP_UP, EngineResult, summarise
+from solver.engine.result import KEEP_UP, EngineResult, Percentiles, summarise
 from solver.engine.simulate import Replica, simulate
 from solver.spec.serving import ServingLoad
 
@@ -73,8 +73,6 @@ def run_load(
 
 
 def _nothing(latency: float) -> EngineResult:
-    from solver.engine.result import Percentiles
-
     never = Percentiles(p50=latency, p90=latency, p99=latency)
     return EngineResult(output_tokens_per_s=0.0, total_tokens_per_s=0.0, requests_per_s=0.0, ttft_ms=never,
                         tpot_ms=never, e2e_ms=never, requests_simulated=0, stable=False)  # fmt: skip

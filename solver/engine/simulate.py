@@ -91,6 +91,13 @@ class _Seq:
         return self.prompt + self.emitted + (step - self.start_step)
 
 
+def _held_while_prefilling(replica: Replica, seq: _Seq) -> int:
+    """KV tokens ``seq`` holds from its admission until its prefill ends (its prompt, a block, and its
+    whole output where outputs are reserved)."""
+    extra = seq.output if replica.reserve_output else 0
+    return seq.prompt + extra + replica.block_tokens
+
+
 class _Batch:
     """The prefill chunks of one step, within its token budget; a request is admitted only when the
     free KV cache holds its whole prompt (and, reserving outputs, its output)."""
@@ -102,9 +109,7 @@ class _Batch:
         self.attention = self.prefix = 0.0
 
     def need(self, seq: _Seq) -> int:
-        """KV tokens ``seq`` holds from its admission until its prefill ends."""
-        extra = seq.output if self.replica.reserve_output else 0
-        return seq.prompt + extra + self.replica.block_tokens
+        return _held_while_prefilling(self.replica, seq)
 
     def room(self, seq: _Seq) -> bool:
         """Whether ``seq`` can be admitted in this step."""
@@ -166,9 +171,7 @@ class _Engine:
         while self.decoding and self.kv_used() + len(self.decoding) > replica.kv_capacity_tokens:
             self._preempt_last()
             preempted = True
-        watermark = int(ADMISSION_WATERMARK * replica.kv_capacity_tokens)
-        batch = _Batch(replica.token_budget - len(self.decoding),
-                       replica.kv_capacity_tokens - self.kv_used() - len(self.decoding) - watermark, replica)  # fmt: skip
+        batch = _Batch(replica.token_budget - len(self.decoding), self._free_for_admission(), replica)
         for seq in self.prefilling:
             batch.take(seq)
         while (
@@ -196,9 +199,7 @@ class _Engine:
             if seq.done < seq.prompt:
                 continue
             self.prefilling.remove(seq)
-            self.held_by_prefills -= (
-                seq.prompt + self.replica.block_tokens + (seq.output if self.replica.reserve_output else 0)
-            )
+            self.held_by_prefills -= _held_while_prefilling(self.replica, seq)
             if math.isnan(seq.first):
                 seq.first = self.now
             seq.emitted, seq.start_step = 1, self.step
@@ -220,17 +221,20 @@ class _Engine:
             self.decode_context -= ending.context(self.step)
             self.finished.append((ending, self.now))
 
+    def _free_for_admission(self) -> int:
+        """KV tokens a new prompt may take now: the cache less what is held, this step's decode tokens
+        and the admission watermark."""
+        capacity = self.replica.kv_capacity_tokens
+        return capacity - self.kv_used() - len(self.decoding) - int(ADMISSION_WATERMARK * capacity)
+
     def _admissible(self) -> bool:
         """Whether the queue's head could be admitted in a step now (ready or not)."""
         replica, head = self.replica, self.queue[0]
         if len(self.decoding) + len(self.prefilling) >= replica.max_seqs:
             return False
-        free = replica.kv_capacity_tokens - self.kv_used() - len(self.decoding)
-        free -= int(ADMISSION_WATERMARK * replica.kv_capacity_tokens)
-        extra = head.output if replica.reserve_output else 0
-        return (
-            replica.token_budget > len(self.decoding) and free >= head.prompt + extra + replica.block_tokens
-        )
+        if replica.token_budget <= len(self.decoding):
+            return False
+        return self._free_for_admission() >= _held_while_prefilling(replica, head)
 
     def fast_forward(self, until: float) -> None:
         """Run pure decode steps up to the step before the next finish, while nothing can be admitted
