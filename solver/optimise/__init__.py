@@ -25,7 +25,15 @@ from solver.optimise.hybrid import (
 )
 from solver.optimise.mip import BACKEND, HIGHS_THREADS, SMALL_MILP_OPTIONS, SolveOutcome, solve
 from solver.optimise.plan_cache import PLAN_CACHE_ENTRIES, PlanCache
-from solver.optimise.planner import Alternative, PlanResult, choose, pareto_front, plan, work_amount
+from solver.optimise.planner import (
+    Alternative,
+    PlanResult,
+    choose,
+    enumerate_job,
+    pareto_front,
+    plan,
+    work_amount,
+)
 from solver.optimise.rejections import NOTHING_OFFERED, by_gpu, refuse_precision
 from solver.optimise.shape_steps import EXACT_COUNTS_UP_TO, ShapeStep, StepContext, StepTable, shape_steps
 from solver.optimise.warnings import (
@@ -81,6 +89,7 @@ __all__ = [
     "deadline_probability",
     "enumerate_candidates",
     "enumerate_hybrid",
+    "enumerate_job",
     "evaluate_fleet",
     "gpu_counts",
     "hours_band",

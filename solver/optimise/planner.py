@@ -40,6 +40,7 @@ __all__ = [
     "Alternative",
     "PlanResult",
     "choose",
+    "enumerate_job",
     "pareto_front",
     "plan",
     "work_amount",
@@ -189,6 +190,45 @@ def _best_by_pricing(candidates: Sequence[Candidate], objective: str) -> dict[st
     return best
 
 
+def enumerate_job(
+    request: JobPlanRequest,
+    template: Workload,
+    supplies: Sequence[Supply],
+    gpus: Mapping[str, GpuSpec],
+    throughput: ThroughputFn,
+    *,
+    seq_len: int,
+    job: JobTerms = NOTHING_MOVED,
+    cache: PlanCache | None = None,
+    index: ProfileIndex | None = None,
+    memory_headroom: float = 0.0,
+    within_deadline: bool = True,
+) -> Enumeration:
+    """The candidates of ``request`` within its limits (the deadline only when ``within_deadline``: a
+    portfolio places the job in time itself); the rejections start with the precision refusals."""
+    limits = request.constraints
+    runnable, refused = refuse_precision(
+        supplies, gpus, template.precision, training=template.kind in TRAINING_KINDS
+    )
+    enumeration = enumerate_candidates(
+        template,
+        runnable,
+        gpus,
+        throughput,
+        work_amount(request, seq_len),
+        job=job,
+        max_gpus=limits.max_gpus,
+        deadline_hours=limits.deadline_hours if within_deadline else None,
+        budget_usd=limits.budget_usd,
+        min_interconnect=limits.interconnect,
+        require_ecc=bool(limits.ecc),
+        cache=cache,
+        index=index,
+        memory_headroom=memory_headroom,
+    )
+    return msgspec.structs.replace(enumeration, rejections=[*refused, *enumeration.rejections])
+
+
 def plan(
     request: JobPlanRequest,
     template: Workload,
@@ -209,28 +249,20 @@ def plan(
     ``cache`` (the caller's, one per catalog snapshot) lets repeated plans skip re-deriving layouts and
     what each supply shape can run at; ``index`` rates layouts by the class model; ``memory_headroom``
     is the share of each GPU's memory a layout leaves free."""
-    limits = request.constraints
-    runnable, refused = refuse_precision(
-        supplies, gpus, template.precision, training=template.kind in TRAINING_KINDS
-    )
-    enumeration = enumerate_candidates(
+    enumeration = enumerate_job(
+        request,
         template,
-        runnable,
+        supplies,
         gpus,
         throughput,
-        work_amount(request, seq_len),
+        seq_len=seq_len,
         job=job,
-        max_gpus=limits.max_gpus,
-        deadline_hours=limits.deadline_hours,
-        budget_usd=limits.budget_usd,
-        min_interconnect=limits.interconnect,
-        require_ecc=bool(limits.ecc),
         cache=cache,
         index=index,
         memory_headroom=memory_headroom,
     )
     usable = {c.supply.gpu_id for c in enumeration.candidates}
-    rejected = by_gpu(gpus, usable, [*pre_rejections, *refused, *enumeration.rejections])
+    rejected = by_gpu(gpus, usable, [*pre_rejections, *enumeration.rejections])
     return _chosen(request, enumeration, rejected, time_limit_s)
 
 

@@ -1,0 +1,92 @@
+"""A job's options for the portfolio: the job planner's candidates, repriced and pruned to a few.
+
+The planner's enumeration (:func:`~solver.optimise.planner.enumerate_job` without the deadline, with the service's
+per-snapshot :class:`~solver.optimise.plan_cache.PlanCache`, so a portfolio of many jobs of the same
+models derives each layout once) gives every configuration that could matter. An owned candidate is
+repriced at the pool's marginal running cost per busy GPU-hour (its capital is spent; a bought unit's
+capital is the MILP's own decision); owned candidates of a GPU type nobody owns or may buy are dropped.
+
+Pruning, documented because it bounds the MILP: candidates are grouped by (acquisition, GPU type,
+provider); each group keeps its Pareto front of (cost, reserved hours) — a dominated candidate can never
+be the better choice under any window or cap of its group — and the options kept are the ``top_k``
+cheapest of those fronts with at most ``per_group`` from one group (so caps on one provider or GPU find
+another), plus the fastest candidate of all (the one a tight deadline needs).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+
+from solver.optimise.candidates import Candidate
+from solver.portfolio.model import JobOption
+
+__all__ = ["PER_GROUP", "TOP_K", "job_options"]
+
+TOP_K = 6
+"""Options kept per job (plus the fastest) by default."""
+PER_GROUP = 2
+"""At most this many of one (acquisition, GPU type, provider) group."""
+
+
+def _option(c: Candidate, owned_rates: Mapping[str, float]) -> JobOption | None:
+    supply = c.supply
+    own = supply.acquisition == "own"
+    if own and supply.gpu_id not in owned_rates:
+        return None
+    span = max(c.hours, c.charges.deadline_hours)
+    cost = c.hours * c.gpu_count * owned_rates[supply.gpu_id] if own else c.cost_usd
+    return JobOption(
+        option_id=f"{supply.supply_id}×{c.units}",
+        acquisition=supply.acquisition,
+        gpu_id=supply.gpu_id,
+        gpu_count=c.gpu_count,
+        instances=c.units,
+        supply_id=supply.supply_id,
+        provider=supply.provider,
+        pricing=supply.pricing,
+        hours=c.hours,
+        span_hours=span,
+        cost_usd=cost,
+        layout=c.layout.text(),
+    )
+
+
+def _front(options: Sequence[JobOption]) -> list[JobOption]:
+    kept: list[JobOption] = []
+    best = float("inf")
+    for option in sorted(options, key=lambda o: (o.span_hours, o.cost_usd)):
+        if option.cost_usd < best:
+            kept.append(option)
+            best = option.cost_usd
+    return kept
+
+
+def job_options(
+    candidates: Sequence[Candidate],
+    owned_rates: Mapping[str, float],
+    *,
+    top_k: int = TOP_K,
+    per_group: int = PER_GROUP,
+) -> list[JobOption]:
+    """The options the MILP chooses among for one job, cheapest first (see the module docstring)."""
+    groups: dict[tuple[str, str, str], list[JobOption]] = defaultdict(list)
+    for c in candidates:
+        option = _option(c, owned_rates)
+        if option is not None:
+            groups[(option.acquisition, option.gpu_id, option.provider or "")].append(option)
+    fronts = {key: _front(options) for key, options in groups.items()}
+    taken: dict[tuple[str, str, str], int] = defaultdict(int)
+    kept: list[JobOption] = []
+    for key, option in sorted(
+        ((k, o) for k, front in fronts.items() for o in front),
+        key=lambda ko: (ko[1].cost_usd, ko[1].span_hours),
+    ):
+        if len(kept) < top_k and taken[key] < per_group:
+            kept.append(option)
+            taken[key] += 1
+    everything = [o for front in fronts.values() for o in front]
+    fastest = min(everything, key=lambda o: (o.span_hours, o.cost_usd), default=None)
+    if fastest is not None and fastest not in kept:
+        kept.append(fastest)
+    return kept
