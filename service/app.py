@@ -56,6 +56,9 @@ from service.plans.pipeline import PlanService
 from service.plans.rate_windows import RateWindows
 from service.plans.retention import delete_expired_plans
 from service.plans.routes import ROUTES as PLAN_ROUTES
+from service.portfolios.logic import PortfolioService
+from service.portfolios.routes import ROUTES as PORTFOLIO_ROUTES
+from service.portfolios.schemas import PortfolioRequest
 from service.price_sheets.batches import RefreshBatches
 from service.price_sheets.refresh import Refresher
 from service.price_sheets.routes import ROUTES as PRICE_SHEET_ROUTES
@@ -141,6 +144,7 @@ def _v1_routes() -> Router:
             *CATALOG_ROUTES,
             *ESTIMATE_ROUTES,
             *PLAN_ROUTES,
+            *PORTFOLIO_ROUTES,
             *PRICE_SHEET_ROUTES,
             *BUY_VS_RENT_ROUTES,
             *DB_ROUTES,
@@ -157,6 +161,7 @@ def _document(app: Litestar, store: Store) -> None:
         ThroughputRequest,
         *PLAN_REQUEST_KINDS,
         BuyVsRentRequest,
+        PortfolioRequest,
     ]
     restore_body_zero_bounds(app, bodies)
     forbid_unknown_body_fields(app, bodies)
@@ -202,6 +207,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     plans = PlanService(
         opened, time_limit_s=config.plan_time_limit_s, price_max_age_hours=config.price_max_age_hours
     )
+    portfolios = PortfolioService(opened, plans)
     plan_queue = PlanQueue(waiting=config.plan_queue)
     refresh_batches = RefreshBatches(refresher)
 
@@ -224,6 +230,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
             "store": _provide(lambda: opened),
             "settings": _provide(lambda: config),
             "plans": _provide(lambda: plans),
+            "portfolios": _provide(lambda: portfolios),
             "refresher": _provide(lambda: refresher),
             "scheduler": _provide(lambda: scheduling.scheduler),
             "plan_queue": _provide(lambda: plan_queue),

@@ -30,7 +30,14 @@ from litestar.types import AnyCallable, ExceptionHandlersMap
 from service.errors import ServiceError
 from service.http import ReadableResponse
 from service.ops.logs import REQUEST_ID
-from solver import InvalidWorkload, LayoutDoesNotFit, NoFeasiblePlan, SolverError, UnknownModel
+from solver import (
+    InfeasiblePortfolio,
+    InvalidWorkload,
+    LayoutDoesNotFit,
+    NoFeasiblePlan,
+    SolverError,
+    UnknownModel,
+)
 
 __all__ = [
     "PROBLEM_JSON",
@@ -189,6 +196,15 @@ def _no_feasible_plan(request: Request[Any, Any, Any], exc: Exception) -> Respon
     )
 
 
+def _infeasible_portfolio(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    """No schedule of a portfolio: 422 naming each job that cannot fit and the smallest fixes found."""
+    assert isinstance(exc, InfeasiblePortfolio)
+    jobs = [msgspec.to_builtins(job) for job in exc.jobs]
+    return problem_response(
+        request, HTTP_422_UNPROCESSABLE_ENTITY, "No feasible portfolio", str(exc), jobs=jobs
+    )
+
+
 def _layout_does_not_fit(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
     """A valid workload no parallel layout runs on the asked GPUs: 422 naming the field to change."""
     assert isinstance(exc, LayoutDoesNotFit)
@@ -275,6 +291,7 @@ exception_handlers: ExceptionHandlersMap = {
     ServiceError: _service_error,
     InvalidWorkload: _invalid_workload,
     NoFeasiblePlan: _no_feasible_plan,
+    InfeasiblePortfolio: _infeasible_portfolio,
     LayoutDoesNotFit: _layout_does_not_fit,
     SolverError: _solver_error,
     ValidationException: _validation_error,

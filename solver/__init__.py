@@ -79,6 +79,7 @@ from solver.errors import (
 from solver.memory import GpuFit, MemoryBand, MemoryBreakdown, MemoryEstimate, estimate_memory, fit_on
 from solver.optimise import (
     Candidate,
+    Enumeration,
     FleetCost,
     FleetResult,
     FleetRules,
@@ -214,6 +215,7 @@ __all__ = [
     "EfficiencyUsed",
     "Engine",
     "EngineResult",
+    "Enumeration",
     "FleetCost",
     "FleetResult",
     "FleetRules",

@@ -397,6 +397,16 @@ _V12: Final[tuple[Step, ...]] = (
     "CREATE TABLE rate_limit_windows (client_key VARCHAR PRIMARY KEY, hits BIGINT NOT NULL, reset_at BIGINT NOT NULL)",
 )
 
+_V13: Final[tuple[Step, ...]] = (
+    # Portfolios (service.portfolios): the request and the answer, as POST /v1/portfolios returned it.
+    """CREATE TABLE portfolios (
+        portfolio_id VARCHAR PRIMARY KEY,
+        created_at TIMESTAMPTZ NOT NULL,
+        request JSON NOT NULL,
+        portfolio JSON NOT NULL
+    )""",
+)
+
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     (1, "catalog, price sheets, profiles, seed state", _V1),
     (2, "stored plans", _V2),
@@ -410,6 +420,7 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
     (10, "the replica of each refresh batch", _V10),
     (11, "GPU facts: architecture, family, NVLink domain, formats, fp16 peak", _V11),
     (12, "the plan rate limit's windows, shared by replicas", _V12),
+    (13, "stored portfolios", _V13),
 )
 
 _DOUBLE: Final = re.compile(r"\bDOUBLE\b(?!\s+PRECISION)")

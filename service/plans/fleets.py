@@ -75,7 +75,7 @@ from solver import (
     solve_fleet,
 )
 
-__all__ = ["LOAD_DIGITS", "FleetSpec", "ServingFleets", "SolvedFleet"]
+__all__ = ["LOAD_DIGITS", "FleetSpec", "ReplicaOptions", "ServingFleets", "SolvedFleet"]
 
 LOAD_DIGITS = 4
 """A replica type's load is reported to 0.01 %: the solver's count slack (``COUNT_TOLERANCE``, 1e-6)
@@ -142,6 +142,10 @@ class ServingFleets:
                 "model", f"{resolved.arch.name} is not a language model: serving plans size LLM fleets"
             )
         return FleetSpec(rate=request.requests_per_s, classes=list(request.request_mix))
+
+    def replica_types(self, inputs: PlanInputs[ServingPlan, FleetSpec]) -> ReplicaOptions:
+        """Every replica type that can serve the request (a portfolio sizes them per bucket itself)."""
+        return _replica_types(inputs, self.cache)
 
     def solve(self, inputs: PlanInputs[ServingPlan, FleetSpec]) -> SolvedFleet:
         """Size the fleet; raises NoFeasiblePlan (with reasons per GPU) when nothing serves it."""

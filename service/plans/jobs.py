@@ -36,6 +36,7 @@ from solver import (
     Band,
     BatchInferencePlan,
     Candidate,
+    Enumeration,
     InvalidWorkload,
     JobPlanRequest,
     JobTermsWithRules,
@@ -44,6 +45,7 @@ from solver import (
     candidate_warnings,
     complete_bands,
     deadline_probability,
+    enumerate_job,
     job_terms,
     plan,
 )
@@ -86,6 +88,22 @@ class JobPlans:
             output_len=_output_len(request),
             data=request.data,
             reliability=request.reliability,
+        )
+
+    def enumerate(self, inputs: PlanInputs[JobPlanRequest, JobTermsWithRules]) -> Enumeration:
+        """Every candidate that could matter, without the deadline (a portfolio places the job in time)."""
+        return enumerate_job(
+            inputs.request,
+            inputs.template,
+            inputs.supplies.supplies,
+            inputs.snapshot.gpus_and_slices(),
+            self.throughput.estimator(inputs.snapshot, inputs.resolved, _output_len(inputs.request)),
+            cache=plan_cache(inputs.snapshot),
+            index=inputs.snapshot.profile_index(),
+            seq_len=inputs.resolved.seq_len,
+            job=inputs.spec.terms,
+            memory_headroom=inputs.request.constraints.memory_headroom,
+            within_deadline=False,
         )
 
     def solve(self, inputs: PlanInputs[JobPlanRequest, JobTermsWithRules]) -> PlanResult:

@@ -18,7 +18,7 @@ from service.db.snapshot import CatalogSnapshot
 from service.db.store import Store
 from service.errors import NotFound
 from service.ops.metrics import PLAN_SOLVE_SECONDS
-from service.plans.fleets import ServingFleets
+from service.plans.fleets import FleetSpec, ReplicaOptions, ServingFleets
 from service.plans.inputs import PlanInputs, PlanSettings
 from service.plans.jobs import JobPlans
 from service.plans.listing import save_summary
@@ -30,6 +30,9 @@ from service.plans.supply import RENTAL_SUPPLIES, SupplyFilter, SupplySet
 from service.plans.throughput import ThroughputCache
 from solver import (
     INFERENCE_KINDS,
+    Enumeration,
+    JobPlanRequest,
+    JobTermsWithRules,
     PlanBase,
     PlanRequest,
     ResolvedWorkload,
@@ -107,6 +110,22 @@ class PlanService:
         if isinstance(request, ServingPlan):
             return self._run(self._fleets, request)
         return self._run(self._jobs, request)
+
+    def job_candidates(
+        self, request: JobPlanRequest, snapshot: CatalogSnapshot
+    ) -> tuple[PlanInputs[JobPlanRequest, JobTermsWithRules], Enumeration]:
+        """A job's validated inputs and every candidate that could matter, deadline aside (portfolios)."""
+        request.check()
+        inputs = self._validate(self._jobs, snapshot, request)
+        return inputs, self._jobs.enumerate(inputs)
+
+    def serving_types(
+        self, request: ServingPlan, snapshot: CatalogSnapshot
+    ) -> tuple[PlanInputs[ServingPlan, FleetSpec], ReplicaOptions]:
+        """A serving request's validated inputs and the replica types that can serve it (portfolios)."""
+        request.check()
+        inputs = self._validate(self._fleets, snapshot, request)
+        return inputs, self._fleets.replica_types(inputs)
 
     def _run[Q: PlanBase, S, R](self, kind: PlanKind[Q, S, R], request: Q) -> AnyPlan:
         started = time.perf_counter()

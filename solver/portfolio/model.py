@@ -215,6 +215,7 @@ class InfeasibleJob(msgspec.Struct, frozen=True, kw_only=True):
 
 class PortfolioResult(msgspec.Struct, frozen=True, kw_only=True):
     status: Literal["optimal", "time_limited"]
+    backend: str
     objective_usd: float
     gap: float | None
     solve_ms: float

@@ -60,6 +60,7 @@ def plan_portfolio(problem: PortfolioProblem) -> PortfolioResult:
     s, serving, buckets = read(built)
     return PortfolioResult(
         status="optimal" if outcome.status == "optimal" else "time_limited",
+        backend=outcome.backend,
         objective_usd=sum(b.total_usd for b in buckets),
         gap=outcome.gap,
         solve_ms=outcome.solve_ms,

@@ -1,0 +1,1 @@
+"""Portfolios (issue 27): plan a quarter of jobs and serving on owned, bought and rented GPUs in one MILP."""
