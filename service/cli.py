@@ -1,5 +1,5 @@
 """The ``gpuplan`` command line: ``serve`` is here; every other command is registered by its feature
-package's ``cli`` module (``db``, ``gpus`` and ``offers`` from ``catalog``, ``plan``, ``prices``,
+package's ``cli`` module (``db``, ``gpus`` and ``offers`` from ``catalog``, ``plan``, ``portfolio``, ``prices``,
 ``buy-vs-rent``), which calls the same functions as the HTTP API on the same database file, or, while a
 running server holds that file (or ``--url`` names one), asks that server (``service.server.client``).
 """
@@ -22,6 +22,7 @@ from service.errors import InvalidParameter, ServiceError
 from service.estimates.cli import register as register_estimates
 from service.ops.logs import log_config
 from service.plans.cli import register as register_plan
+from service.portfolios.cli import register as register_portfolio
 from service.price_sheets.cli import register as register_prices
 from service.price_sheets.sources import load_sources
 from service.server.check import register as register_check
@@ -99,6 +100,7 @@ def _parser() -> argparse.ArgumentParser:
         register_catalog,
         register_estimates,
         register_plan,
+        register_portfolio,
         register_prices,
         register_buy_vs_rent,
         register_check,

@@ -9,6 +9,7 @@ workload, the supply filters, the supplies, the plan's id and time stamp and the
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import msgspec
@@ -112,11 +113,17 @@ class PlanService:
         return self._run(self._jobs, request)
 
     def job_candidates(
-        self, request: JobPlanRequest, snapshot: CatalogSnapshot
+        self,
+        request: JobPlanRequest,
+        snapshot: CatalogSnapshot,
+        adjust: Callable[[SupplySet], SupplySet] | None = None,
     ) -> tuple[PlanInputs[JobPlanRequest, JobTermsWithRules], Enumeration]:
-        """A job's validated inputs and every candidate that could matter, deadline aside (portfolios)."""
+        """A job's validated inputs and every candidate that could matter, deadline aside (portfolios);
+        ``adjust`` may change the supplies first (a portfolio splits owned boards)."""
         request.check()
         inputs = self._validate(self._jobs, snapshot, request)
+        if adjust is not None:
+            inputs = msgspec.structs.replace(inputs, supplies=adjust(inputs.supplies))
         return inputs, self._jobs.enumerate(inputs)
 
     def serving_types(

@@ -13,7 +13,7 @@ colocation: ``pricing.fixed_usd_per_gpu_hour``) over the horizon's hours. Every 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Final
 
@@ -30,8 +30,10 @@ from service.catalog.gpu_names import one_gpu
 from service.db.snapshot import CatalogSnapshot
 from service.errors import InvalidParameter
 from service.plans.pipeline import PlanService
+from service.plans.supply import SupplySet
 from service.portfolios.schemas import JobIn, PortfolioRequest, ServingIn
 from solver import (
+    NODE_GPUS,
     AvailabilityCap,
     BuyOption,
     InfeasibleJob,
@@ -48,12 +50,14 @@ from solver import (
     job_options,
 )
 
-__all__ = ["BUCKET_HOURS", "Horizon", "build_problem", "ownership_inputs"]
+__all__ = ["BUCKET_HOURS", "Horizon", "build_problem", "owned_at_marginal", "ownership_inputs"]
 
 BUCKET_HOURS: Final = {"day": 24.0, "week": 168.0}
 _SERVING_TYPES: Final = 6
 """Rented serving types kept per workload (the cheapest per request/s; every owned one is kept too)."""
 _INPUTS: Final = OwnershipInputs.__struct_fields__
+_PARTS: Final = (1, 2, 4)
+"""The parts of an owned 8-GPU board a portfolio job may hold."""
 
 
 class Horizon(msgspec.Struct, frozen=True, kw_only=True):
@@ -155,16 +159,20 @@ def _job(i: int, job: JobIn, ctx: _Context) -> PortfolioJob:
         plan = msgspec.structs.replace(plan, acquisition="either")
     with _field(f"{prefix}.plan"):
         try:
-            _inputs, enumeration = ctx.plans.job_candidates(plan, ctx.snapshot)
+            _inputs, enumeration = ctx.plans.job_candidates(plan, ctx.snapshot, owned_at_marginal(ctx.rates))
         except NoFeasiblePlan as exc:
             raise _no_options(job.name, str(exc)) from exc
-    options = job_options(enumeration.candidates, ctx.rates, top_k=ctx.top_k)
-    if not options:
-        raise _no_options(job.name, "no GPU configuration that is rented, owned or may be bought can run it")
     start = ctx.horizon.hours(job.earliest_start, f"{prefix}.earliest_start", end_of_day=False) or 0.0
     deadline = ctx.horizon.hours(job.deadline, f"{prefix}.deadline", end_of_day=True)
     if deadline is not None and deadline <= start:
         raise InvalidParameter(f"{prefix}.deadline", "is not after earliest_start")
+    end = ctx.horizon.buckets * ctx.horizon.bucket_hours if deadline is None else deadline
+    found = [o for o in job_options(enumeration.candidates, ctx.rates, top_k=1, per_group=1)]
+    options = (
+        job_options(enumeration.candidates, ctx.rates, max_span_hours=end - start, top_k=ctx.top_k) or found
+    )
+    if not options:
+        raise _no_options(job.name, "no GPU configuration that is rented, owned or may be bought can run it")
     return PortfolioJob(
         name=job.name,
         options=options,
@@ -172,6 +180,42 @@ def _job(i: int, job: JobIn, ctx: _Context) -> PortfolioJob:
         deadline_hour=deadline,
         priority=job.priority,
     )
+
+
+def owned_at_marginal(rates: dict[str, float]) -> Callable[[SupplySet], SupplySet]:
+    """The supplies of a portfolio job: owned ones only of the GPU types owned or buyable, priced at their
+    marginal running cost per busy GPU-hour (so the enumeration keeps what is cheap at that price), and
+    each owned 8-GPU board also as its halves, quarters and single GPUs — in a portfolio a job may hold
+    part of an owned server while other work holds the rest (the MILP counts owned GPUs, not boards)."""
+
+    def adjust(supplies: SupplySet) -> SupplySet:
+        kept: list[Supply] = []
+        for supply in supplies.supplies:
+            if supply.acquisition != "own":
+                kept.append(supply)
+                continue
+            rate = rates.get(supply.gpu_id)
+            if rate is None:
+                continue
+            sizes = (
+                (supply.gpus_per_unit, *_PARTS)
+                if supply.gpus_per_unit == NODE_GPUS
+                else (supply.gpus_per_unit,)
+            )
+            kept.extend(
+                msgspec.structs.replace(
+                    supply,
+                    supply_id=f"own:{supply.gpu_id}:{size}",
+                    gpus_per_unit=size,
+                    usd_per_unit_hour=rate * size,
+                    interconnect=supply.interconnect if size > 1 else "none",
+                    price_source=f"owned at its marginal running cost, ${rate:,.2f} per busy GPU-hour",
+                )
+                for size in sizes
+            )
+        return msgspec.structs.replace(supplies, supplies=kept)
+
+    return adjust
 
 
 def _no_options(name: str, why: str) -> InfeasiblePortfolio:

@@ -102,7 +102,8 @@ class Usage:
             if option.acquisition == "own":
                 have = self.have.get(option.gpu_id, 0)
                 if self.owned[(option.gpu_id, t)] + option.gpu_count > have:
-                    return f"owned {option.gpu_id} full in bucket {t} ({self.owned[(option.gpu_id, t)]} of {have} busy)"
+                    busy = self.owned[(option.gpu_id, t)]
+                    return f"owned {option.gpu_id} full in bucket {t} (needs {option.gpu_count}; {busy} of {have} busy)"
             for c, cap in enumerate(p.caps):
                 if cap_matches(cap, option) and self.capped[(c, t)] + option.instances > cap.max_instances:
                     return f"availability cap {cap.scope} {cap.key} ({cap.max_instances} instances) in bucket {t}"

@@ -2,11 +2,13 @@
 
 The planner's enumeration (:func:`~solver.optimise.planner.enumerate_job` without the deadline, with the service's
 per-snapshot :class:`~solver.optimise.plan_cache.PlanCache`, so a portfolio of many jobs of the same
-models derives each layout once) gives every configuration that could matter. An owned candidate is
-repriced at the pool's marginal running cost per busy GPU-hour (its capital is spent; a bought unit's
-capital is the MILP's own decision); owned candidates of a GPU type nobody owns or may buy are dropped.
+models derives each layout once) gives every configuration that could matter. The caller prices owned
+supplies at the pool's marginal running cost per busy GPU-hour before enumerating (the capital is spent;
+a bought unit's capital is the MILP's own decision); owned candidates of a GPU type not in
+``owned_rates`` (nobody owns or may buy it) are dropped.
 
-Pruning, documented because it bounds the MILP: candidates are grouped by (acquisition, GPU type,
+Pruning, documented because it bounds the MILP: candidates that cannot fit the job's window are dropped;
+the others are grouped by (acquisition, GPU type,
 provider); each group keeps its Pareto front of (cost, reserved hours) — a dominated candidate can never
 be the better choice under any window or cap of its group — and the options kept are the ``top_k``
 cheapest of those fronts with at most ``per_group`` from one group (so caps on one provider or GPU find
@@ -35,7 +37,6 @@ def _option(c: Candidate, owned_rates: Mapping[str, float]) -> JobOption | None:
     if own and supply.gpu_id not in owned_rates:
         return None
     span = max(c.hours, c.charges.deadline_hours)
-    cost = c.hours * c.gpu_count * owned_rates[supply.gpu_id] if own else c.cost_usd
     return JobOption(
         option_id=f"{supply.supply_id}×{c.units}",
         acquisition=supply.acquisition,
@@ -47,7 +48,7 @@ def _option(c: Candidate, owned_rates: Mapping[str, float]) -> JobOption | None:
         pricing=supply.pricing,
         hours=c.hours,
         span_hours=span,
-        cost_usd=cost,
+        cost_usd=c.cost_usd,
         layout=c.layout.text(),
     )
 
@@ -66,14 +67,16 @@ def job_options(
     candidates: Sequence[Candidate],
     owned_rates: Mapping[str, float],
     *,
+    max_span_hours: float | None = None,
     top_k: int = TOP_K,
     per_group: int = PER_GROUP,
 ) -> list[JobOption]:
-    """The options the MILP chooses among for one job, cheapest first (see the module docstring)."""
+    """The options the MILP chooses among for one job, cheapest first (see the module docstring); those
+    longer than ``max_span_hours`` (the job's window) are dropped first, since they can never be placed."""
     groups: dict[tuple[str, str, str], list[JobOption]] = defaultdict(list)
     for c in candidates:
         option = _option(c, owned_rates)
-        if option is not None:
+        if option is not None and (max_span_hours is None or option.span_hours <= max_span_hours):
             groups[(option.acquisition, option.gpu_id, option.provider or "")].append(option)
     fronts = {key: _front(options) for key, options in groups.items()}
     taken: dict[tuple[str, str, str], int] = defaultdict(int)
