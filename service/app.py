@@ -192,6 +192,12 @@ def _shared_windows(store: Store) -> RateWindows | None:
     return RateWindows(store) if store.backend_name == "postgresql" else None
 
 
+def _plan_service(store: Store, config: Settings) -> PlanService:
+    return PlanService(
+        store, time_limit_s=config.plan_time_limit_s, price_max_age_hours=config.price_max_age_hours
+    )
+
+
 def create_app(settings: Settings | None = None, store: Store | None = None) -> Litestar:
     """Build the app on ``store``, or on the database ``settings`` name (closed when the app shuts down)."""
     config = settings or Settings.from_env()
@@ -204,9 +210,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     scheduling = _Scheduling(
         refresher, sources, enabled=config.run_scheduler, retention_days=config.plan_retention_days
     )
-    plans = PlanService(
-        opened, time_limit_s=config.plan_time_limit_s, price_max_age_hours=config.price_max_age_hours
-    )
+    plans = _plan_service(opened, config)
     portfolios = PortfolioService(opened, plans)
     plan_queue = PlanQueue(waiting=config.plan_queue)
     refresh_batches = RefreshBatches(refresher)

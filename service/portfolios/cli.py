@@ -16,7 +16,7 @@ from service.db.store import Store
 from service.plans.cost_text import money
 from service.plans.pipeline import PlanService
 from service.portfolios.logic import PortfolioService, schedule_csv
-from service.portfolios.schemas import PortfolioOut, PortfolioRequest
+from service.portfolios.schemas import BucketOut, PortfolioOut, PortfolioRequest
 from service.server.client import ApiClient, add_target_options, reach
 from solver import InfeasibleJob, InfeasiblePortfolio
 
@@ -42,60 +42,65 @@ def _via_server(server: ApiClient, request: PortfolioRequest) -> PortfolioOut:
     return msgspec.json.decode(body, type=PortfolioOut)
 
 
+def _schedule(out: PortfolioOut) -> str:
+    rows = [
+        (
+            j.job,
+            j.start[:16],
+            j.end[:16],
+            f"{j.gpu_count} x {j.gpu}",
+            j.source,
+            j.provider or "owned",
+            money(j.cost_usd),
+            j.why,
+        )
+        for j in out.jobs
+    ]
+    return tabulate(
+        rows, headers=["job", "start", "end", "GPUs", "source", "from", "cost", "why not the cheapest alone"]
+    )
+
+
+def _owned(b: BucketOut) -> str:
+    return ", ".join(
+        f"{b.owned_busy_gpus[g]}/{n} {g} ({b.owned_utilization[g]:.0%})" for g, n in b.owned_gpus.items()
+    )
+
+
+def _buckets(out: PortfolioOut) -> str:
+    rows = [
+        (
+            b.bucket,
+            b.start[:10],
+            _owned(b) or "-",
+            b.rented_gpus,
+            money(b.rented_usd),
+            money(b.owned_usd),
+            money(b.capital_usd),
+            money(b.total_usd),
+        )
+        for b in out.buckets
+    ]
+    headers = [
+        "bucket",
+        "from",
+        "owned busy (utilisation)",
+        "rented GPUs",
+        "rented",
+        "owned",
+        "capital",
+        "total",
+    ]
+    return tabulate(rows, headers=headers)
+
+
 def _print(out: PortfolioOut) -> None:
     print(
         f"portfolio {out.portfolio_id}: {len(out.jobs)} jobs, {out.horizon.buckets} {out.horizon.bucket}s from {out.horizon.start}"
     )
-    print(
-        tabulate(
-            [
-                (
-                    j.job,
-                    j.start[:16],
-                    j.end[:16],
-                    f"{j.gpu_count} x {j.gpu}",
-                    j.source,
-                    j.provider or "owned",
-                    money(j.cost_usd),
-                    j.why,
-                )
-                for j in out.jobs
-            ],
-            headers=["job", "start", "end", "GPUs", "source", "from", "cost", "why not the cheapest alone"],
-        )
-    )
+    print(_schedule(out))
     print()
-    print(
-        tabulate(
-            [
-                (
-                    b.bucket,
-                    b.start[:10],
-                    ", ".join(
-                        f"{b.owned_busy_gpus[g]}/{n} {g} ({b.owned_utilization[g]:.0%})"
-                        for g, n in b.owned_gpus.items()
-                    )
-                    or "-",
-                    b.rented_gpus,
-                    money(b.rented_usd),
-                    money(b.owned_usd),
-                    money(b.capital_usd),
-                    money(b.total_usd),
-                )
-                for b in out.buckets
-            ],
-            headers=[
-                "bucket",
-                "from",
-                "owned busy (utilisation)",
-                "rented GPUs",
-                "rented",
-                "owned",
-                "capital",
-                "total",
-            ],
-        )
-    )
+    print(_buckets(out))
     for buy in out.buy:
         print(
             f"\nbuy {buy.units} unit(s) = {buy.gpus} x {buy.gpu} ({money(buy.usd)} over the horizon): {buy.rule}"

@@ -7,6 +7,7 @@ import csv
 import io
 import time
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import msgspec
@@ -204,64 +205,34 @@ CSV_COLUMNS = (
 )
 
 
-def schedule_csv(out: PortfolioOut) -> str:
-    """The schedule as CSV: one row per job, one per serving bucket with instances, one per bucket's spend."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+def _rows(out: PortfolioOut) -> Iterator[dict[str, object]]:
     for j in out.jobs:
-        writer.writerow(
-            [
-                "job",
-                j.job,
-                j.start_bucket,
-                j.start,
-                j.end,
-                j.gpu,
-                j.gpu_count,
-                j.instances,
-                j.source,
-                j.supply,
-                j.provider or "",
-                f"{j.cost_usd:.2f}",
-            ]
-        )
+        where = {"gpu": j.gpu, "gpu_count": j.gpu_count, "instances": j.instances, "supply": j.supply}
+        yield {"row": "job", "name": j.job, "bucket": j.start_bucket, "start": j.start, "end": j.end, **where,
+               "source": j.source, "provider": j.provider or "", "cost_usd": f"{j.cost_usd:.2f}"}  # fmt: skip
     for s in out.serving:
         for option, n in sorted(s.instances.items()):
-            writer.writerow(
-                ["serving", s.serving, s.bucket, s.start, "", "", "", n, "", option, "", f"{s.cost_usd:.2f}"]
-            )
+            yield {"row": "serving", "name": s.serving, "bucket": s.bucket, "start": s.start, "instances": n,
+                   "supply": option, "cost_usd": f"{s.cost_usd:.2f}"}  # fmt: skip
     for b in out.buckets:
-        writer.writerow(
-            [
-                "bucket",
-                "rented",
-                b.bucket,
-                b.start,
-                "",
-                "",
-                b.rented_gpus,
-                "",
-                "rent",
-                "",
-                "",
-                f"{b.rented_usd:.2f}",
-            ]
-        )
-        writer.writerow(
-            [
-                "bucket",
-                "owned",
-                b.bucket,
-                b.start,
-                "",
-                "",
-                sum(b.owned_busy_gpus.values()),
-                "",
-                "own",
-                "",
-                "",
-                f"{b.owned_usd:.2f}",
-            ]
-        )
+        at = {"row": "bucket", "bucket": b.bucket, "start": b.start}
+        yield {
+            **at,
+            "name": "rented",
+            "gpu_count": b.rented_gpus,
+            "source": "rent",
+            "cost_usd": f"{b.rented_usd:.2f}",
+        }
+        owned = b.owned_usd + b.capital_usd
+        busy = sum(b.owned_busy_gpus.values())
+        yield {**at, "name": "owned", "gpu_count": busy, "source": "own", "cost_usd": f"{owned:.2f}"}
+
+
+def schedule_csv(out: PortfolioOut) -> str:
+    """The schedule as CSV: one row per job, one per serving bucket and option, and two per bucket (rented
+    spend; owned running cost plus bought capital), so the bucket rows add up to the total."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, CSV_COLUMNS, restval="", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(_rows(out))
     return buffer.getvalue()

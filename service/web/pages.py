@@ -23,6 +23,7 @@ from service.web.buy_vs_rent_query import FIELDS, request_of
 from service.web.plan_downloads import plan_csv
 from service.web.plan_list import plan_list_page
 from service.web.plan_pages import PLAN_PAGES
+from service.web.portfolio_pages import PORTFOLIO_PAGES
 from service.web.query_forms import QueryError
 from service.web.render import page
 from service.web.sheet_pages import SHEET_PAGES
@@ -132,6 +133,7 @@ PAGES: Final[tuple[HTTPRouteHandler, ...]] = (
     schedule_csv,
     chart_svg,
     *PLAN_PAGES,
+    *PORTFOLIO_PAGES,
     plan_list_page,
     plan_csv,
     *SHEET_PAGES,
