@@ -36,9 +36,11 @@ from solver import (
     NODE_GPUS,
     AvailabilityCap,
     BuyOption,
+    Candidate,
     InfeasibleJob,
     InfeasiblePortfolio,
     InvalidWorkload,
+    JobPlanRequest,
     NoFeasiblePlan,
     OwnedPool,
     PortfolioJob,
@@ -159,7 +161,7 @@ def _job(i: int, job: JobIn, ctx: _Context) -> PortfolioJob:
         plan = msgspec.structs.replace(plan, acquisition="either")
     with _field(f"{prefix}.plan"):
         try:
-            _inputs, enumeration = ctx.plans.job_candidates(plan, ctx.snapshot, owned_at_marginal(ctx.rates))
+            candidates = _candidates(plan, ctx)
         except NoFeasiblePlan as exc:
             raise _no_options(job.name, str(exc)) from exc
     start = ctx.horizon.hours(job.earliest_start, f"{prefix}.earliest_start", end_of_day=False) or 0.0
@@ -167,10 +169,8 @@ def _job(i: int, job: JobIn, ctx: _Context) -> PortfolioJob:
     if deadline is not None and deadline <= start:
         raise InvalidParameter(f"{prefix}.deadline", "is not after earliest_start")
     end = ctx.horizon.buckets * ctx.horizon.bucket_hours if deadline is None else deadline
-    found = [o for o in job_options(enumeration.candidates, ctx.rates, top_k=1, per_group=1)]
-    options = (
-        job_options(enumeration.candidates, ctx.rates, max_span_hours=end - start, top_k=ctx.top_k) or found
-    )
+    found = [o for o in job_options(candidates, ctx.rates, top_k=1, per_group=1)]
+    options = job_options(candidates, ctx.rates, max_span_hours=end - start, top_k=ctx.top_k) or found
     if not options:
         raise _no_options(job.name, "no GPU configuration that is rented, owned or may be bought can run it")
     return PortfolioJob(
@@ -180,6 +180,15 @@ def _job(i: int, job: JobIn, ctx: _Context) -> PortfolioJob:
         deadline_hour=deadline,
         priority=job.priority,
     )
+
+
+def _candidates(plan: JobPlanRequest, ctx: _Context) -> list[Candidate]:
+    """The job's candidates, enumerated once per distinct plan body in a portfolio (jobs often repeat one)."""
+    key = msgspec.json.encode(plan)
+    if key not in ctx.enumerated:
+        _inputs, enumeration = ctx.plans.job_candidates(plan, ctx.snapshot, owned_at_marginal(ctx.rates))
+        ctx.enumerated[key] = enumeration.candidates
+    return ctx.enumerated[key]
 
 
 def owned_at_marginal(rates: dict[str, float]) -> Callable[[SupplySet], SupplySet]:
@@ -309,6 +318,7 @@ class _Context(msgspec.Struct, frozen=True, kw_only=True):
     horizon: Horizon
     rates: dict[str, float]
     top_k: int
+    enumerated: dict[bytes, list[Candidate]] = {}
 
 
 def build_problem(
@@ -328,7 +338,9 @@ def build_problem(
     owned = _owned(request, snapshot)
     buy, rules = _buy(request, snapshot, horizon)
     rates = {o.gpu_id: o.usd_per_gpu_hour for o in buy} | {p.gpu_id: p.usd_per_gpu_hour for p in owned}
-    ctx = _Context(plans=plans, snapshot=snapshot, horizon=horizon, rates=rates, top_k=request.top_k)
+    ctx = _Context(
+        plans=plans, snapshot=snapshot, horizon=horizon, rates=rates, top_k=request.top_k, enumerated={}
+    )
     problem = PortfolioProblem(
         bucket_hours=horizon.bucket_hours,
         buckets=horizon.buckets,
