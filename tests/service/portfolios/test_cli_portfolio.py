@@ -43,3 +43,18 @@ def test_an_unmeetable_deadline_exits_3_with_the_fix(
     assert main(["--db", cli_db, "portfolio", body_file(body)]) == 3
     err = capsys.readouterr().err
     assert "rushed" in err and "move the deadline to hour" in err
+
+
+def test_the_readme_quarter_example_adds_up(cli_db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """examples/portfolios/quarter.json (the README's "Plan a quarter"): one job rents beside the owned GPUs."""
+    assert main(["--db", cli_db, "portfolio", "examples/portfolios/quarter.json", "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    jobs = {j["job"]: j for j in answer["jobs"]}
+    assert [jobs[n]["source"] for n in ("lora-support", "pretrain-1b", "pretrain-1b-v2")] == [
+        "own",
+        "rent",
+        "own",
+    ]
+    assert answer["total_usd"] == pytest.approx(sum(j["cost_usd"] for j in answer["jobs"]))
+    assert answer["total_usd"] == pytest.approx(sum(b["total_usd"] for b in answer["buckets"]))
+    assert all(b["owned_busy_gpus"]["h100-sxm"] <= 8 for b in answer["buckets"])
