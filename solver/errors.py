@@ -49,6 +49,7 @@ RejectionReason = Literal[
     "throughput",
     "deadline",
     "budget",
+    "availability",
     "precision",
     "no_capacity",
     "max_gpus",

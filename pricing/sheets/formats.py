@@ -24,7 +24,9 @@ Formats (``format=``):
     ``storage_read_gbps`` (how fast the instance reads its local or attached storage, Gbit/s; empty:
     not stated, and plans asking for a storage rate warn instead of rejecting the offer) and
     ``mig_profile`` (``1g.10gb``: the row rents ``gpus_per_instance`` MIG slices of that profile of
-    ``gpu``, never linked to each other; a profile the GPU lacks is a row problem).
+    ``gpu``, never linked to each other; a profile the GPU lacks is a row problem) and
+    ``available_instances`` (how many instances the seller says can be had at once, where it publishes
+    it: plans then use at most that many, and portfolios cap the offer there; empty: not published).
 ``cloud_catalog_csv``
     A SkyPilot catalog ``vms.csv``: ``InstanceType, AcceleratorName, AcceleratorCount, vCPUs,
     MemoryGiB, GpuInfo, Price, SpotPrice, Region, AvailabilityZone``; the provider is the one given

@@ -125,6 +125,7 @@ class StatedOffer(msgspec.Struct, frozen=True, kw_only=True):
     increment: int
     source: str
     mig_profile: str | None = None
+    available_instances: int | None = None
 
 
 def _network(stated: StatedOffer, gpu: GpuSpec) -> Network:
@@ -172,4 +173,5 @@ def build_offer(stated: StatedOffer, gpu: GpuSpec) -> RentalOffer:
         reserved_3y_price_per_hour_usd=s.reserved_3y,
         mig_profile=mig,
         storage_read_gbps=s.storage_read_gbps,
+        available_instances=s.available_instances,
     )

@@ -61,6 +61,8 @@ class RentalOffer(msgspec.Struct, frozen=True, kw_only=True):
     """The MIG slice an offer rents (e.g. ``1g.10gb``); ``None``: whole GPUs."""
     storage_read_gbps: float | None = None
     """How fast the instance reads its local or attached storage (Gbit/s), where the seller says."""
+    available_instances: int | None = None
+    """How many instances of the offer the seller says can be had at once (``None``: not published)."""
 
     @property
     def network(self) -> Network:

@@ -48,6 +48,14 @@ _PRICE_COLUMNS: Final = (
 
 CellReader = Callable[[Mapping[str, Any], str], Any]
 
+
+def _optional_count(row: Mapping[str, Any], column: str) -> int | None:
+    """A whole number of at least 0, or ``None`` for an empty cell (the seller publishes none)."""
+    if cell_float(row, column) is None:
+        return None
+    return cell_count(row, column, default=0)
+
+
 _PLAIN: Final[dict[str, CellReader]] = {
     "instance_type": partial(cell_text, required=True),
     "gpu": partial(cell_text, required=True),
@@ -65,6 +73,7 @@ _PLAIN: Final[dict[str, CellReader]] = {
         for column in _PRICE_COLUMNS
     },
     "billing_increment_s": partial(cell_count, default=DEFAULT_BILLING_INCREMENT_S),
+    "available_instances": lambda row, column: _optional_count(row, column),
 }
 """How each plain cell is read, in the order a row reads them: all before the GPU name is resolved, so
 a row reports all its problems. The arguments of :func:`_offer` after the GPU are these, in order."""
@@ -118,6 +127,7 @@ def _offer(
     reserved_1y: float | None,
     reserved_3y: float | None,
     increment: int,
+    available: int | None,
 ) -> RentalOffer:
     """The offer of a row whose provider, GPU, MIG profile and plain cells (:data:`_PLAIN`, in order)
     are read."""
@@ -141,6 +151,7 @@ def _offer(
         increment=increment,
         source=sheet.source,
         mig_profile=mig_profile,
+        available_instances=available,
     )
     return build_offer(stated, gpu)
 

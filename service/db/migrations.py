@@ -398,6 +398,11 @@ _V12: Final[tuple[Step, ...]] = (
 )
 
 _V13: Final[tuple[Step, ...]] = (
+    # The instances a seller says can be had at once (a rental sheet's available_instances), and
+    # current_offers again with it (PostgreSQL fixes a view's columns when it is created).
+    "ALTER TABLE offers ADD COLUMN available_instances INTEGER",
+    "DROP VIEW current_offers",
+    _V1[-1],
     # Portfolios (service.portfolios): the request and the answer, as POST /v1/portfolios returned it.
     """CREATE TABLE portfolios (
         portfolio_id VARCHAR PRIMARY KEY,
@@ -420,7 +425,7 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
     (10, "the replica of each refresh batch", _V10),
     (11, "GPU facts: architecture, family, NVLink domain, formats, fp16 peak", _V11),
     (12, "the plan rate limit's windows, shared by replicas", _V12),
-    (13, "stored portfolios", _V13),
+    (13, "stored portfolios; offers' available instances", _V13),
 )
 
 _DOUBLE: Final = re.compile(r"\bDOUBLE\b(?!\s+PRECISION)")

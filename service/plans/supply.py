@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Sequence
+from typing import Final
 
 import msgspec
 
@@ -319,6 +320,7 @@ def _rented(group: OfferGroup, price: float, current: CurrentOffer) -> tuple[Sup
         if offer.host_memory_gib is None
         else offer.host_memory_gib / offer.gpus_per_instance,
         vcpus_per_gpu=None if offer.vcpus is None else offer.vcpus / offer.gpus_per_instance,
+        max_units=offer.available_instances,
     )
     ref = OfferRef(
         offer_id=offer.offer_id,
@@ -412,6 +414,27 @@ def _more_vcpus(
     return thicker
 
 
+_BEHIND_CAPS: Final = 3
+"""Dearer offers of a group taken after a capped one (``available_instances``), at most."""
+
+
+def _behind_caps(
+    first: tuple[float, CurrentOffer], allowed: Iterator[tuple[float, CurrentOffer]]
+) -> list[tuple[float, CurrentOffer]]:
+    """An offer whose seller publishes its available instances is not interchangeable with the next
+    dearer one of its group: a plan needing more instances than it has takes that one, so the next
+    offers are supplies too, up to the first without a cap (or :data:`_BEHIND_CAPS`)."""
+    behind: list[tuple[float, CurrentOffer]] = []
+    pick = first
+    while pick[1].offer.available_instances is not None and len(behind) < _BEHIND_CAPS:
+        following = next(allowed, None)
+        if following is None:
+            break
+        behind.append(following)
+        pick = following
+    return behind
+
+
 def rental_supplies(index: SupplyIndex, filters: SupplyFilter) -> SupplySet:
     """The cheapest offer of each group that passes the filters, as a supply."""
     rejections: dict[tuple[str, str], Rejection] = {}
@@ -446,6 +469,7 @@ def rental_supplies(index: SupplyIndex, filters: SupplyFilter) -> SupplySet:
             )
             continue
         thicker = _more_vcpus(group, listed, first, host) if filters.decodes_images and listed else []
+        thicker += _behind_caps(first, allowed) if host is None else []
         passed_over += (
             group.alike - 1 - len(thicker)
         )  # interchangeable offers passed over (dearer or filtered out)

@@ -302,6 +302,17 @@ def _caps(request: PortfolioRequest, snapshot: CatalogSnapshot) -> list[Availabi
     return caps
 
 
+def _published_caps(ctx: _Context) -> list[AvailabilityCap]:
+    """An offer cap for every offer among the jobs' candidates whose sheet publishes its available instances."""
+    caps = {
+        c.supply.supply_id.rsplit(":", 1)[0]: c.supply.max_units
+        for candidates in ctx.enumerated.values()
+        for c in candidates
+        if c.supply.acquisition == "rent" and c.supply.max_units is not None
+    }
+    return [AvailabilityCap(scope="offer", key=offer, max_instances=n) for offer, n in sorted(caps.items())]
+
+
 def _budgets(request: PortfolioRequest, buckets: int) -> list[float | None]:
     if request.budget is None:
         return []
@@ -348,7 +359,7 @@ def build_problem(
         serving=[_serving(i, s, ctx) for i, s in enumerate(request.serving)],
         owned=owned,
         buy=buy,
-        caps=_caps(request, snapshot),
+        caps=[*_caps(request, snapshot), *_published_caps(ctx)],
         budgets=_budgets(request, horizon.buckets),
         time_limit_s=request.time_limit_s,
     )

@@ -92,6 +92,8 @@ class Supply(msgspec.Struct, frozen=True, kw_only=True):
     """The offer's host memory per GPU (None: not stated, or owned: the buyer sizes it)."""
     vcpus_per_gpu: float | None = None
     """The offer's vCPUs per GPU (None: not stated, or owned: the buyer sizes it)."""
+    max_units: int | None = None
+    """The most units that can be had at once (a sheet's ``available_instances``; None: no cap)."""
 
 
 class WorkAmount(msgspec.Struct, frozen=True, kw_only=True):
@@ -261,6 +263,8 @@ class _Enumerator:
         amount = None if rate is None else self.amount(rate.unit)
         table = self.cache.get("hours", (self.key, shape, max_gpus, amount),
                                lambda: StepTable.of(steps, self.amount))  # fmt: skip
+        if supply.max_units is not None:
+            table = _capped(supply, table, self.rejections)
         if shape not in self.told:  # a later supply of the shape fails at the same counts
             self.told.add(shape)
             for step in table.failed:
@@ -279,6 +283,23 @@ class _Enumerator:
         position = self.grid.supply_of(row)
         supply, steps = self.added[position]
         return supply, steps[row - self.grid.starts[position]]
+
+
+def _capped(supply: Supply, table: StepTable, rejections: _Rejections) -> StepTable:
+    """The steps needing more units than the seller has available marked as not runnable (NaN hours),
+    with one ``availability`` rejection naming the first of them and the cap."""
+    cap = supply.max_units
+    assert cap is not None
+    over = [i for i, units in enumerate(table.units) if units > cap and not math.isnan(table.hours[i])]
+    if not over:
+        return table
+    first = over[0]
+    rejections.add(supply, "availability", table.gpu_counts[first],
+                   "{} GPUs need {} instances of {} {} ({}), which publishes {} available (available_instances): "
+                   "at most {} GPUs there", table.gpu_counts[first], table.units[first], supply.provider,
+                   supply.instance_type, supply.pricing, cap, cap * supply.gpus_per_unit)  # fmt: skip
+    hours = [math.nan if units > cap else h for h, units in zip(table.hours, table.units, strict=True)]
+    return table._replace(hours=hours)
 
 
 def _seller(supply: Supply) -> str:

@@ -67,6 +67,8 @@ class PlanResult(msgspec.Struct, frozen=True, kw_only=True):
     candidates: int
     pruned: int
     configurations_tried: int
+    capped: list[Rejection] = []
+    """Configurations ruled out only because a seller publishes fewer instances than they need."""
 
 
 def work_amount(request: JobPlanRequest, seq_len: int) -> Callable[[str], WorkAmount]:
@@ -298,4 +300,5 @@ def _chosen(
         candidates=enumeration.feasible,
         pruned=enumeration.feasible - len(front),
         configurations_tried=enumeration.configurations_tried,
+        capped=[r for r in enumeration.rejections if r.reason == "availability"],
     )

@@ -57,6 +57,7 @@ WarningCode = Literal[
     "host_unknown",
     "deadline_at_risk",
     "country_unknown",
+    "availability_cap",
 ]
 LONG_RUN_DAYS: Final = 30
 ETHERNET_CLASSES: Final = frozenset({"ethernet"})

@@ -94,41 +94,54 @@ class Usage:
             for c, cap in enumerate(self.problem.caps):
                 self.capped[(c, t)] += option.instances if cap_matches(cap, option) else 0
 
-    def blocker(self, option: JobOption, place: Placement) -> str | None:
-        """Why ``option`` at ``place`` does not fit beside the rest, or ``None``."""
+    def blocker(self, option: JobOption, place: Placement) -> BindingConstraint | None:
+        """The constraint that keeps ``option`` at ``place`` from fitting beside the rest, or ``None``."""
         p = self.problem
         budgets = [*p.budgets, *([None] * p.buckets)]
         for t, share in zip(place.held, place.shares, strict=True):
             if option.acquisition == "own":
-                have = self.have.get(option.gpu_id, 0)
-                if self.owned[(option.gpu_id, t)] + option.gpu_count > have:
-                    busy = self.owned[(option.gpu_id, t)]
-                    return f"owned {option.gpu_id} full in bucket {t} (needs {option.gpu_count}; {busy} of {have} busy)"
+                have, busy = self.have.get(option.gpu_id, 0), self.owned[(option.gpu_id, t)]
+                if busy + option.gpu_count > have:
+                    detail = f"owned {option.gpu_id} full in bucket {t} (needs {option.gpu_count}; {busy} of {have} busy)"
+                    return BindingConstraint(
+                        kind="owned_capacity", name=option.gpu_id, bucket=t, detail=detail
+                    )
             for c, cap in enumerate(p.caps):
                 if cap_matches(cap, option) and self.capped[(c, t)] + option.instances > cap.max_instances:
-                    return f"availability cap {cap.scope} {cap.key} ({cap.max_instances} instances) in bucket {t}"
+                    detail = f"availability cap {cap.scope} {cap.key} ({cap.max_instances} instances) in bucket {t}"
+                    return BindingConstraint(
+                        kind="availability", name=f"{cap.scope}:{cap.key}", bucket=t, detail=detail
+                    )
             budget = budgets[t]
             if budget is not None and self.spend[t] + option.cost_usd * share > budget + _TIGHT:
-                return f"budget of bucket {t} (${budget:,.2f})"
+                detail = f"budget of bucket {t} (${budget:,.2f})"
+                return BindingConstraint(kind="budget", name="budget", bucket=t, detail=detail)
         return None
 
 
-def why_dearer(s: Solution, j: int, chosen: Placement) -> str:
-    """Why job ``j`` did not get its cheapest option alone ('' when it did)."""
+def why_dearer(s: Solution, j: int, chosen: Placement) -> tuple[str, BindingConstraint | None]:
+    """Why job ``j`` did not get its cheapest option alone ('' when it did), and the constraint that
+    blocked that option (``None``: none alone did; the portfolio as a whole costs less this way)."""
     p = s.built.problem
     job = p.jobs[j]
     best = cheapest(p, j)
     if best is None or job.options[chosen.option].cost_usd <= job.options[best.option].cost_usd + _TIGHT:
-        return ""
+        return "", None
     target = job.options[best.option]
     usage = Usage(s, skip=j)
     reasons = [usage.blocker(target, place) for place in placements(p, j) if place.option == best.option]
     blocked = next((r for r in reasons if r is not None), None)
     extra = job.options[chosen.option].cost_usd - target.cost_usd
     what = f"its cheapest option ({target.option_id}) would save ${extra:,.2f}"
-    return (
-        f"{what} but is blocked: {blocked}" if blocked else f"{what}; the whole portfolio costs less this way"
+    if blocked is None:
+        return f"{what}; the whole portfolio costs less this way", None
+    forced = BindingConstraint(
+        kind=blocked.kind,
+        name=blocked.name,
+        bucket=blocked.bucket,
+        detail=f"{blocked.detail}: {job.name} pays ${extra:,.2f} more",
     )
+    return f"{what} but is blocked: {blocked.detail}", forced
 
 
 def _deadline_binding(problem: PortfolioProblem) -> list[BindingConstraint]:

@@ -36,8 +36,8 @@ def cap_matches(cap: AvailabilityCap, option: JobOption | ServingOption) -> bool
     """Whether a rented option counts against ``cap``."""
     if option.acquisition != "rent":
         return False
-    if cap.scope == "offer":
-        return option.supply_id == cap.key
+    if cap.scope == "offer":  # an offer id, or one price kind of it (a supply id: offer:pricing)
+        return option.supply_id == cap.key or option.supply_id.rsplit(":", 1)[0] == cap.key
     if cap.scope == "provider":
         return option.provider == cap.key
     return option.gpu_id == cap.key

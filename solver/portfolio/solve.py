@@ -5,19 +5,28 @@ from __future__ import annotations
 from solver.portfolio.explain import alone_usd, binding, cheapest, deadline_fix, relaxations, why_dearer
 from solver.portfolio.extract import Solution, read
 from solver.portfolio.milp import build, solve_built
-from solver.portfolio.model import InfeasiblePortfolio, JobSchedule, PortfolioProblem, PortfolioResult
+from solver.portfolio.model import (
+    BindingConstraint,
+    InfeasiblePortfolio,
+    JobSchedule,
+    PortfolioProblem,
+    PortfolioResult,
+)
 from solver.portfolio.placements import placements
 
 __all__ = ["plan_portfolio"]
 
 
-def _schedules(s: Solution) -> list[JobSchedule]:
+def _schedules(s: Solution) -> tuple[list[JobSchedule], list[BindingConstraint]]:
+    """Each job's schedule, and the constraints that forced a job off its cheapest option."""
     p = s.built.problem
-    out = []
+    out, forced = [], []
     for j, job in enumerate(p.jobs):
         place = s.placed[j]
         option = job.options[place.option]
         best = cheapest(p, j)
+        why, blocked = why_dearer(s, j, place)
+        forced.extend([] if blocked is None else [blocked])
         out.append(
             JobSchedule(
                 job=job.name,
@@ -27,10 +36,10 @@ def _schedules(s: Solution) -> list[JobSchedule]:
                 end_hour=place.end,
                 cost_usd=option.cost_usd,
                 cheapest_alone_usd=option.cost_usd if best is None else job.options[best.option].cost_usd,
-                why=why_dearer(s, j, place),
+                why=why,
             )
         )
-    return out
+    return out, forced
 
 
 def _infeasible(problem: PortfolioProblem) -> InfeasiblePortfolio:
@@ -58,6 +67,7 @@ def plan_portfolio(problem: PortfolioProblem) -> PortfolioResult:
     if outcome.status not in ("optimal", "time_limited") or outcome.objective is None:
         raise _infeasible(problem)
     s, serving, buckets = read(built)
+    schedules, forced = _schedules(s)
     return PortfolioResult(
         status="optimal" if outcome.status == "optimal" else "time_limited",
         backend=outcome.backend,
@@ -68,11 +78,11 @@ def plan_portfolio(problem: PortfolioProblem) -> PortfolioResult:
         variables=built.lp.numVariables(),
         constraints=built.lp.numConstraints(),
         message=outcome.message,
-        schedules=_schedules(s),
+        schedules=schedules,
         serving=serving,
         buckets=buckets,
         bought={g: n for g, n in s.bought.items() if n > 0},
         bought_usd=sum(o.usd_per_unit * s.bought.get(o.gpu_id, 0) for o in problem.buy),
         alone_usd=alone_usd(problem),
-        binding=binding(s),
+        binding=[*binding(s), *forced],
     )
