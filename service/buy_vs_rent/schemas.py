@@ -221,6 +221,17 @@ class BuyVsRentRequest(msgspec.Struct, forbid_unknown_fields=True, kw_only=True)
         ]
         | None
     ) = None
+    portfolio_id: (
+        Annotated[
+            str,
+            Meta(
+                max_length=64,
+                description="A stored portfolio (POST /v1/portfolios): its measured busy GPU-hours of this GPU "
+                "per month are the demand (instead of utilization or monthly_demand_gpu_hours)",
+            ),
+        ]
+        | None
+    ) = None
     own: OwnInputs = msgspec.field(default_factory=OwnInputs)
     rent: RentInputs = msgspec.field(default_factory=RentInputs)
 

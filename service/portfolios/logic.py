@@ -66,6 +66,7 @@ def _buckets(result: PortfolioResult, horizon: Horizon) -> list[BucketOut]:
             owned_gpus=b.owned_gpus,
             owned_busy_gpus=b.owned_busy_gpus,
             owned_utilization=b.owned_utilization,
+            gpu_hours=b.gpu_hours,
             rented_gpus=b.rented_gpus,
             rented_usd=b.rented_usd,
             owned_usd=b.owned_usd,

@@ -137,6 +137,8 @@ class BucketOut(msgspec.Struct, frozen=True, kw_only=True):
     owned_gpus: dict[str, int]
     owned_busy_gpus: dict[str, int]
     owned_utilization: dict[str, float]
+    gpu_hours: dict[str, float]
+    """Busy GPU-hours per GPU type, owned and rented: the work on each type (buy vs rent reads it)."""
     rented_gpus: int
     rented_usd: float
     owned_usd: float

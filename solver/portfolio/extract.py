@@ -55,6 +55,7 @@ class _Tally:
     def __init__(self) -> None:
         self.busy: dict[tuple[str, int], int] = defaultdict(int)
         self.busy_hours: dict[tuple[str, int], float] = defaultdict(float)
+        self.all_hours: dict[int, dict[str, float]] = defaultdict(lambda: defaultdict(float))
         self.rented_gpus: dict[int, int] = defaultdict(int)
         self.rented: dict[int, float] = defaultdict(float)
         self.owned: dict[int, float] = defaultdict(float)
@@ -65,9 +66,10 @@ def _tally_jobs(s: Solution, tally: _Tally) -> None:
     for place in s.placed.values():
         option = p.jobs[place.job].options[place.option]
         for t, share in zip(place.held, place.shares, strict=True):
+            tally.all_hours[t][option.gpu_id] += option.gpu_count * option.hours * share
             if option.acquisition == "own":
                 tally.busy[(option.gpu_id, t)] += option.gpu_count
-                tally.busy_hours[(option.gpu_id, t)] += option.gpu_count * option.span_hours * share
+                tally.busy_hours[(option.gpu_id, t)] += option.gpu_count * option.hours * share
                 tally.owned[t] += option.cost_usd * share
             else:
                 tally.rented_gpus[t] += option.gpu_count
@@ -79,6 +81,7 @@ def _tally_serving(s: Solution, tally: _Tally) -> None:
     for (d, k, t), n in s.instances.items():
         option = p.serving[d].options[k]
         usd = option.usd_per_instance_hour * p.bucket_hours * n
+        tally.all_hours[t][option.gpu_id] += option.gpus_per_instance * n * p.bucket_hours
         if option.acquisition == "own":
             tally.busy[(option.gpu_id, t)] += option.gpus_per_instance * n
             tally.busy_hours[(option.gpu_id, t)] += option.gpus_per_instance * n * p.bucket_hours
@@ -116,6 +119,7 @@ def buckets(s: Solution) -> list[BucketUse]:
             owned_gpus=have,
             owned_busy_gpus={g: tally.busy[(g, t)] for g in have},
             owned_utilization={g: tally.busy_hours[(g, t)] / (n * p.bucket_hours) for g, n in have.items()},
+            gpu_hours={g: h for g, h in sorted(tally.all_hours[t].items()) if h > 0},
             rented_gpus=tally.rented_gpus[t],
             rented_usd=tally.rented[t],
             owned_usd=tally.owned[t],

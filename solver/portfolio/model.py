@@ -178,6 +178,8 @@ class BucketUse(msgspec.Struct, frozen=True, kw_only=True):
     """GPUs of each owned type held by jobs and serving in the bucket."""
     owned_utilization: dict[str, float]
     """Busy GPU-hours ÷ owned GPU-hours per type."""
+    gpu_hours: dict[str, float]
+    """Busy GPU-hours per type, owned and rented together: the work the bucket holds on each type."""
     rented_gpus: int
     rented_usd: float
     owned_usd: float
