@@ -20,7 +20,6 @@ from service.db.store import Store
 from service.errors import InvalidParameter
 from service.http import ReadableResponse, decode_body_strictly, reject_deep_json, reject_unknown_query_params
 from service.portfolios.demand import with_portfolio
-from service.portfolios.logic import PortfolioService
 from service.problems import FeatureRoutes
 
 __all__ = ["ROUTES"]
@@ -85,7 +84,6 @@ def _negotiate(request: Request[Any, Any, Any], format: str | None) -> str:
 def buy_vs_rent_handler(
     request: Request[Any, Any, Any],
     store: NamedDependency[Store],
-    portfolios: NamedDependency[PortfolioService],
     data: JSONBody[BuyVsRentRequest],
     format: Annotated[
         Literal["json", "csv", "svg"] | None,
@@ -99,7 +97,7 @@ def buy_vs_rent_handler(
     the monthly cash flows, a utilisation × rent grid and a ±20 % tornado, the own + rent hybrid for a
     demand profile, and every number's source. With ``portfolio_id``, the demand is that portfolio's
     measured work on the GPU, and the hybrid says how many of it to buy for the portfolio."""
-    data = with_portfolio(data, portfolios, resolve_gpu(store.snapshot, data.gpu))
+    data = with_portfolio(data, store, resolve_gpu(store.snapshot, data.gpu))
     answer = buy_vs_rent(store.snapshot, data)
     chosen = _negotiate(request, format)
     if chosen == "csv":

@@ -16,8 +16,9 @@ import msgspec
 
 from pricing import HOURS_PER_MONTH
 from service.buy_vs_rent.schemas import BuyVsRentRequest
+from service.db.store import Store
 from service.errors import InvalidParameter
-from service.portfolios.logic import PortfolioService
+from service.portfolios.logic import stored_portfolio
 from service.portfolios.schemas import PortfolioOut
 
 __all__ = ["monthly_demand", "with_portfolio"]
@@ -37,7 +38,7 @@ def monthly_demand(out: PortfolioOut, gpu_id: str) -> list[float]:
     return demand
 
 
-def with_portfolio(request: BuyVsRentRequest, portfolios: PortfolioService, gpu_id: str) -> BuyVsRentRequest:
+def with_portfolio(request: BuyVsRentRequest, store: Store, gpu_id: str) -> BuyVsRentRequest:
     """``request`` with the portfolio's measured demand of ``gpu_id`` as ``monthly_demand_gpu_hours``
     (unchanged without ``portfolio_id``); a 400 when it also gives a demand, or the portfolio has no
     work on that GPU."""
@@ -47,7 +48,7 @@ def with_portfolio(request: BuyVsRentRequest, portfolios: PortfolioService, gpu_
         raise InvalidParameter(
             "portfolio_id", "give portfolio_id or a demand (utilization, monthly_demand_gpu_hours), not both"
         )
-    out = portfolios.get(request.portfolio_id)
+    out = stored_portfolio(store, request.portfolio_id)
     demand = monthly_demand(out, gpu_id)
     if max(demand) < 1:
         used = sorted({g for b in out.buckets for g in b.gpu_hours})

@@ -29,7 +29,7 @@ from service.portfolios.schemas import (
 )
 from solver import PortfolioProblem, PortfolioResult, plan_portfolio
 
-__all__ = ["PortfolioService", "schedule_csv"]
+__all__ = ["PortfolioService", "schedule_csv", "stored_portfolio"]
 
 
 def _jobs(result: PortfolioResult, horizon: Horizon) -> list[JobOut]:
@@ -181,13 +181,18 @@ class PortfolioService:
         return out
 
     def get(self, portfolio_id: str) -> PortfolioOut:
-        with self.store.cursor() as cur:
-            row = cur.execute(
-                "SELECT portfolio FROM portfolios WHERE portfolio_id = ?", [portfolio_id]
-            ).fetchone()
-        if row is None:
-            raise NotFound(f"no portfolio {portfolio_id!r}")
-        return msgspec.json.decode(row[0], type=PortfolioOut)
+        return stored_portfolio(self.store, portfolio_id)
+
+
+def stored_portfolio(store: Store, portfolio_id: str) -> PortfolioOut:
+    """A stored portfolio as it was returned (404 when there is none)."""
+    with store.cursor() as cur:
+        row = cur.execute(
+            "SELECT portfolio FROM portfolios WHERE portfolio_id = ?", [portfolio_id]
+        ).fetchone()
+    if row is None:
+        raise NotFound(f"no portfolio {portfolio_id!r}")
+    return msgspec.json.decode(row[0], type=PortfolioOut)
 
 
 CSV_COLUMNS = (

@@ -16,7 +16,7 @@ from service.web.query_forms import convert_query
 
 __all__ = ["FIELDS", "request_of"]
 
-_TOP: Final = ("gpu", "gpu_count", "utilization", "horizon_months")
+_TOP: Final = ("gpu", "gpu_count", "utilization", "horizon_months", "portfolio_id")
 _RENT: Final = {"rent_usd_per_gpu_hour": "usd_per_gpu_hour", "commitment": "commitment"}
 FIELDS: Final = (*_TOP, *_RENT, *(f"own_{item.name}" for item in OWN_INPUTS))
 """Every query parameter the page reads."""

@@ -13,10 +13,12 @@ from litestar.handlers import HTTPRouteHandler
 
 from service.buy_vs_rent.compare import buy_vs_rent
 from service.buy_vs_rent.formats import cumulative_cost_svg, monthly_csv
+from service.buy_vs_rent.inputs import resolve_gpu
 from service.buy_vs_rent.own_inputs import OWN_INPUTS
 from service.buy_vs_rent.schemas import BuyVsRentResponse
 from service.db.store import Store
 from service.errors import ServiceError
+from service.portfolios.demand import with_portfolio
 from service.price_sheets.refresh import Refresher
 from service.settings import Settings
 from service.web.buy_vs_rent_query import FIELDS, request_of
@@ -68,7 +70,9 @@ def _answer(store: Store, query: dict[str, str]) -> tuple[BuyVsRentResponse | No
     if not query.get("gpu", "").strip():
         return None, None, None
     try:
-        return buy_vs_rent(store.snapshot, request_of(query)), None, None
+        request = request_of(query)
+        portfolio = with_portfolio(request, store, resolve_gpu(store.snapshot, request.gpu))
+        return buy_vs_rent(store.snapshot, portfolio), None, None
     except QueryError as exc:
         return None, exc.field, exc.message
     except ServiceError as exc:

@@ -67,3 +67,14 @@ def test_a_portfolio_and_a_demand_together_or_a_gpu_it_never_uses_are_400s(
     assert response.status_code == 400 and "no work on t4" in response.text
     missing = {"gpu": "H100 SXM", "horizon_months": 12, "portfolio_id": "pf-missing"}
     assert client.post("/v1/buy-vs-rent", json=missing).status_code == 404
+
+
+def test_the_buy_vs_rent_page_takes_the_portfolio(client: Client, stored: dict[str, Any]) -> None:
+    gpu = stored["jobs"][0]["gpu"]
+    query = {"gpu": gpu, "horizon_months": "36", "portfolio_id": stored["portfolio_id"]}
+    page = client.get("/buy-vs-rent", params=query)
+    assert page.status_code == 200 and 'class="error"' not in page.text
+    api = client.post("/v1/buy-vs-rent", json={**query, "horizon_months": 36}).json()
+    assert f"own {api['hybrid']['owned_gpus']}" in page.text
+    bad = client.get("/buy-vs-rent", params={**query, "gpu": "T4"})
+    assert "no work on t4" in bad.text
