@@ -132,3 +132,29 @@ def test_a_bad_field_is_a_400_naming_it(client: Client, change: dict[str, Any], 
 
 def test_an_unknown_portfolio_is_a_404(client: Client) -> None:
     assert client.get("/v1/portfolios/pf-nothing").status_code == 404
+
+
+SERVING_1B = {
+    "kind": "serving",
+    "model": {"name": "Llama 3.2 1B"},
+    "requests_per_s": 20,
+    "request_mix": [{"input_tokens": 1000, "output_tokens": 200, "share": 1.0}],
+}
+
+
+def test_serving_is_met_in_every_bucket_by_owned_and_rented_instances(client: Client) -> None:
+    rates = [20.0 * 1.3**t for t in range(13)]
+    body = portfolio(
+        [{"name": "lora", "plan": LORA_8B}],
+        serving=[{"name": "chat", "plan": SERVING_1B, "requests_per_s": rates}],
+        owned=[{"gpu": "H100 SXM", "count": 8}],
+    )
+    out = _create(client, body)
+    cells = [s for s in out["serving"] if s["serving"] == "chat"]
+    assert [c["requests_per_s"] for c in cells] == pytest.approx(rates)
+    assert all(c["capacity_requests_per_s"] >= c["requests_per_s"] - 1e-9 for c in cells)
+    serving_usd = sum(c["cost_usd"] for c in cells)
+    assert out["total_usd"] == pytest.approx(serving_usd + sum(j["cost_usd"] for j in out["jobs"]))
+    assert all(b["owned_busy_gpus"]["h100-sxm"] <= 8 for b in out["buckets"])
+    grown = _create(client, {**body, "serving": [{"name": "chat", "plan": SERVING_1B, "growth_per_bucket": 0.3}]})
+    assert [s["requests_per_s"] for s in grown["serving"]] == pytest.approx(rates)
