@@ -6,6 +6,8 @@ asks the planner for the cheapest (or fastest) configuration that finishes the w
 
 from __future__ import annotations
 
+from typing import Any
+
 from service.db.snapshot import CatalogSnapshot
 from service.http import body_of
 from service.plans.charges_out import cost_out, data_out, pricing_options, reliability_out
@@ -91,36 +93,32 @@ class JobPlans:
             reliability=request.reliability,
         )
 
+    def _planner_inputs(self, inputs: PlanInputs[JobPlanRequest, JobTermsWithRules]) -> dict[str, Any]:
+        """What the planner's enumeration takes from a validated request (one snapshot's caches)."""
+        return {
+            "request": inputs.request,
+            "template": inputs.template,
+            "supplies": inputs.supplies.supplies,
+            "gpus": inputs.snapshot.gpus_and_slices(),
+            "throughput": self.throughput.estimator(
+                inputs.snapshot, inputs.resolved, _output_len(inputs.request)
+            ),
+            "cache": plan_cache(inputs.snapshot),
+            "index": inputs.snapshot.profile_index(),
+            "seq_len": inputs.resolved.seq_len,
+            "job": inputs.spec.terms,
+            "memory_headroom": inputs.request.constraints.memory_headroom,
+        }
+
     def enumerate(self, inputs: PlanInputs[JobPlanRequest, JobTermsWithRules]) -> Enumeration:
         """Every candidate that could matter, without the deadline (a portfolio places the job in time)."""
-        return enumerate_job(
-            inputs.request,
-            inputs.template,
-            inputs.supplies.supplies,
-            inputs.snapshot.gpus_and_slices(),
-            self.throughput.estimator(inputs.snapshot, inputs.resolved, _output_len(inputs.request)),
-            cache=plan_cache(inputs.snapshot),
-            index=inputs.snapshot.profile_index(),
-            seq_len=inputs.resolved.seq_len,
-            job=inputs.spec.terms,
-            memory_headroom=inputs.request.constraints.memory_headroom,
-            within_deadline=False,
-        )
+        return enumerate_job(**self._planner_inputs(inputs), within_deadline=False)
 
     def solve(self, inputs: PlanInputs[JobPlanRequest, JobTermsWithRules]) -> PlanResult:
         return plan(
-            inputs.request,
-            inputs.template,
-            inputs.supplies.supplies,
-            inputs.snapshot.gpus_and_slices(),
-            self.throughput.estimator(inputs.snapshot, inputs.resolved, _output_len(inputs.request)),
-            cache=plan_cache(inputs.snapshot),
-            index=inputs.snapshot.profile_index(),
-            seq_len=inputs.resolved.seq_len,
-            job=inputs.spec.terms,
+            **self._planner_inputs(inputs),
             pre_rejections=inputs.supplies.rejections,
             time_limit_s=self.settings.time_limit_s,
-            memory_headroom=inputs.request.constraints.memory_headroom,
         )
 
     def render(

@@ -48,6 +48,7 @@ from solver import (
     ReplicaType,
     ServingDemand,
     ServingOption,
+    ServingPlan,
     Supply,
     job_options,
 )
@@ -154,11 +155,18 @@ def _buy(
     return options, rules
 
 
+def _acquiring[P: JobPlanRequest | ServingPlan](plan: P, ctx: _Context) -> P:
+    """A plan that rents may also run on the portfolio's owned and buyable GPUs."""
+    return (
+        msgspec.structs.replace(plan, acquisition="either")
+        if ctx.rates and plan.acquisition == "rent"
+        else plan
+    )
+
+
 def _job(i: int, job: JobIn, ctx: _Context) -> PortfolioJob:
     prefix = f"jobs[{i}]"
-    plan = job.plan
-    if ctx.rates and plan.acquisition == "rent":
-        plan = msgspec.structs.replace(plan, acquisition="either")
+    plan = _acquiring(job.plan, ctx)
     with _field(f"{prefix}.plan"):
         try:
             candidates = _candidates(plan, ctx)
@@ -271,9 +279,7 @@ def _rates(serving: ServingIn, horizon: Horizon, prefix: str) -> list[float]:
 
 def _serving(i: int, serving: ServingIn, ctx: _Context) -> ServingDemand:
     prefix = f"serving[{i}]"
-    plan = serving.plan
-    if ctx.rates and plan.acquisition == "rent":
-        plan = msgspec.structs.replace(plan, acquisition="either")
+    plan = _acquiring(serving.plan, ctx)
     with _field(f"{prefix}.plan"):
         inputs, found = ctx.plans.serving_types(plan, ctx.snapshot)
     shares = [c.share for c in inputs.spec.classes]

@@ -21,6 +21,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
 from solver.optimise.candidates import Candidate
+from solver.optimise.planner import pareto_front
 from solver.portfolio.model import JobOption
 
 __all__ = ["PER_GROUP", "TOP_K", "job_options"]
@@ -31,12 +32,14 @@ PER_GROUP = 2
 """At most this many of one (acquisition, GPU type, provider) group."""
 
 
-def _option(c: Candidate, owned_rates: Mapping[str, float]) -> JobOption | None:
+def _span(c: Candidate) -> float:
+    """The hours a schedule reserves for a candidate: its 90 %-confidence wall hours, at least its hours."""
+    return max(c.hours, c.charges.deadline_hours)
+
+
+def _option(c: Candidate) -> JobOption:
     supply = c.supply
-    own = supply.acquisition == "own"
-    if own and supply.gpu_id not in owned_rates:
-        return None
-    span = max(c.hours, c.charges.deadline_hours)
+    span = _span(c)
     return JobOption(
         option_id=f"{supply.supply_id}×{c.units}",
         acquisition=supply.acquisition,
@@ -53,16 +56,6 @@ def _option(c: Candidate, owned_rates: Mapping[str, float]) -> JobOption | None:
     )
 
 
-def _front(options: Sequence[JobOption]) -> list[JobOption]:
-    kept: list[JobOption] = []
-    best = float("inf")
-    for option in sorted(options, key=lambda o: (o.span_hours, o.cost_usd)):
-        if option.cost_usd < best:
-            kept.append(option)
-            best = option.cost_usd
-    return kept
-
-
 def job_options(
     candidates: Sequence[Candidate],
     owned_rates: Mapping[str, float],
@@ -73,12 +66,13 @@ def job_options(
 ) -> list[JobOption]:
     """The options the MILP chooses among for one job, cheapest first (see the module docstring); those
     longer than ``max_span_hours`` (the job's window) are dropped first, since they can never be placed."""
-    groups: dict[tuple[str, str, str], list[JobOption]] = defaultdict(list)
+    groups: dict[tuple[str, str, str], list[Candidate]] = defaultdict(list)
     for c in candidates:
-        option = _option(c, owned_rates)
-        if option is not None and (max_span_hours is None or option.span_hours <= max_span_hours):
-            groups[(option.acquisition, option.gpu_id, option.provider or "")].append(option)
-    fronts = {key: _front(options) for key, options in groups.items()}
+        if c.supply.acquisition == "own" and c.supply.gpu_id not in owned_rates:
+            continue
+        if max_span_hours is None or _span(c) <= max_span_hours:
+            groups[(c.supply.acquisition, c.supply.gpu_id, c.supply.provider or "")].append(c)
+    fronts = {key: [_option(c) for c in pareto_front(group)] for key, group in groups.items()}
     taken: dict[tuple[str, str, str], int] = defaultdict(int)
     kept: list[JobOption] = []
     for key, option in sorted(

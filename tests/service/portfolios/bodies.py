@@ -4,17 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.service.plans.test_api_plans import LORA_8B
+
 __all__ = ["LORA_8B", "PRETRAIN_1B", "portfolio", "ten_jobs"]
 
-LORA_8B: dict[str, Any] = {
-    "kind": "fine_tune",
-    "model": {"name": "meta-llama/Llama-3.1-8B"},
-    "method": "lora",
-    "batch_size": 4,
-    "seq_len": 2048,
-    "recompute": "selective",
-    "tokens": 2_000_000_000,
-}
 PRETRAIN_1B: dict[str, Any] = {
     "kind": "train",
     "model": {"name": "Llama 3.2 1B"},

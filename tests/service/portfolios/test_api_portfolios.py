@@ -156,5 +156,7 @@ def test_serving_is_met_in_every_bucket_by_owned_and_rented_instances(client: Cl
     serving_usd = sum(c["cost_usd"] for c in cells)
     assert out["total_usd"] == pytest.approx(serving_usd + sum(j["cost_usd"] for j in out["jobs"]))
     assert all(b["owned_busy_gpus"]["h100-sxm"] <= 8 for b in out["buckets"])
-    grown = _create(client, {**body, "serving": [{"name": "chat", "plan": SERVING_1B, "growth_per_bucket": 0.3}]})
+    grown = _create(
+        client, {**body, "serving": [{"name": "chat", "plan": SERVING_1B, "growth_per_bucket": 0.3}]}
+    )
     assert [s["requests_per_s"] for s in grown["serving"]] == pytest.approx(rates)
