@@ -12,12 +12,14 @@ import msgspec
 from solver.portfolio.extract import Solution, owned_gpus
 from solver.portfolio.milp import cap_matches
 from solver.portfolio.model import (
+    AvailabilityCap,
     BindingConstraint,
     InfeasibleJob,
     JobOption,
     PortfolioJob,
     PortfolioProblem,
     Relaxation,
+    ServingOption,
 )
 from solver.portfolio.placements import Placement, placements
 
@@ -272,20 +274,24 @@ def relaxations(s: Solution) -> list[InfeasibleJob]:
     ]
 
 
+def _holds(kind: str, name: str, option: JobOption | ServingOption, caps: list[AvailabilityCap]) -> bool:
+    """Whether a run of ``option`` counts against the relaxed constraint (``kind``, ``name``)."""
+    if kind == "budget":
+        return True
+    if kind == "owned_capacity":
+        return option.acquisition == "own" and option.gpu_id == name
+    return any(cap_matches(c, option) for c in caps if f"{c.scope}:{c.key}" == name)
+
+
 def _holders(s: Solution, kind: str, name: str, t: int) -> set[str]:
+    """The jobs (and serving workloads, as ``serving NAME``) whose runs in bucket ``t`` count against it."""
     p = s.built.problem
-    held: set[str] = set()
-    for j, place in s.placed.items():
-        option = p.jobs[j].options[place.option]
-        if t not in place.held:
-            continue
-        if (
-            kind == "budget"
-            or (kind == "owned_capacity" and option.acquisition == "own" and option.gpu_id == name)
-            or (
-                kind == "availability"
-                and any(cap_matches(c, option) for c in p.caps if f"{c.scope}:{c.key}" == name)
-            )
-        ):
-            held.add(p.jobs[j].name)
+    held = {
+        p.jobs[j].name
+        for j, place in s.placed.items()
+        if t in place.held and _holds(kind, name, p.jobs[j].options[place.option], p.caps)
+    }
+    for (d, k, bucket), n in s.instances.items():
+        if n > 0 and bucket == t and _holds(kind, name, p.serving[d].options[k], p.caps):
+            held.add(f"serving {p.serving[d].name}")
     return held

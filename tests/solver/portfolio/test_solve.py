@@ -250,3 +250,21 @@ def test_buying_a_unit_pays_when_the_work_fills_it() -> None:
     result = plan_portfolio(problem)
     assert result.bought == {"h100": 1}
     assert result.objective_usd == pytest.approx(1000.0 + 4 * 24 * 8 * 0.5)
+
+
+def test_serving_that_outgrows_the_owned_gpus_names_the_serving_and_the_gpus_it_needs() -> None:
+    own = ServingOption(
+        option_id="own-h100", acquisition="own", gpu_id="h100", gpus_per_instance=8, requests_per_s=10.0,
+        usd_per_instance_hour=3.2, supply_id="own:h100",
+    )  # fmt: skip
+    chat = ServingDemand(name="chat", requests_per_s=[5.0, 15.0], options=[own])
+    problem = PortfolioProblem(
+        bucket_hours=24.0, buckets=2, jobs=[], serving=[chat],
+        owned=[OwnedPool(gpu_id="h100", gpus=8, usd_per_gpu_hour=0.4)],
+    )  # fmt: skip
+    with pytest.raises(InfeasiblePortfolio) as caught:
+        plan_portfolio(problem)
+    [held] = caught.value.jobs
+    assert held.job == "serving chat"
+    [fix] = held.fixes
+    assert (fix.kind, fix.bucket, fix.current, fix.needed) == ("owned_capacity", 1, 8, 16)
