@@ -24,6 +24,9 @@ provider-cost sheets.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
+
+import msgspec
 
 from pricing import (
     OWNED_PROVIDER,
@@ -35,10 +38,18 @@ from pricing import (
     purchase_unit,
     terms_of,
 )
+from service.catalog.gpu_names import one_gpu
 from service.db.snapshot import CatalogSnapshot, Derived
-from solver import GpuSpec, Rejection, Supply, SupplyTerms
+from service.errors import InvalidParameter
+from solver import GpuSpec, OwnedInventory, Rejection, Supply, SupplyTerms
 
-__all__ = ["OWNED_SUPPLIES", "OwnedSupplies", "owned_supplies"]
+__all__ = [
+    "OWNED_SUPPLIES",
+    "OwnedSupplies",
+    "inventory_supplies",
+    "marginal_usd_per_gpu_hour",
+    "owned_supplies",
+]
 
 _INPUTS = OwnershipInputs.__struct_fields__
 
@@ -169,3 +180,55 @@ def owned_supplies(snapshot: CatalogSnapshot, utilization: float) -> tuple[list[
                 )
             )
     return supplies, rejections
+
+
+def marginal_usd_per_gpu_hour(snapshot: CatalogSnapshot, gpu: GpuSpec) -> float | None:
+    """The energy of one busy hour of an owned ``gpu`` (the ownership sheet's power, load, PUE and
+    electricity price): what using a GPU already owned costs, its capital being spent. ``None``: the
+    sheets lack a value."""
+    choice = choose_defaults(
+        snapshot.ownership.prices.get(gpu.gpu_id, []),
+        snapshot.ownership.defaults,
+        gpu_tdp_w=gpu.tdp_w,
+        user_price=False,
+    )
+    needed = ("power_kw_per_gpu", "load_fraction", "pue", "electricity_usd_per_kwh")
+    values = {name: getattr(choice, name) for name in needed}
+    if any(value is None for value in values.values()):
+        return None
+    power, load, pue, price = (values[name].value for name in needed)
+    return float(power * load * pue * price)
+
+
+_PARTS = (1, 2, 4, 8)
+"""Parts of an owned server or rack a job may hold (other work holds the rest)."""
+
+
+def inventory_supplies(snapshot: CatalogSnapshot, inventory: Sequence[OwnedInventory]) -> list[Supply]:
+    """Owned GPUs that exist (a request's ``owned_inventory``): each type at its marginal running cost per
+    busy GPU-hour, as its purchase unit and as the parts of it a job may hold, each capped at the GPUs
+    owned (``max_units``)."""
+    costs = snapshot.provider_costs.resolve(OWNED_PROVIDER)
+    supplies: list[Supply] = []
+    for i, item in enumerate(inventory):
+        gpu = one_gpu(snapshot, item.gpu, f"owned_inventory[{i}].gpu")
+        rate = (
+            item.usd_per_gpu_hour
+            if item.usd_per_gpu_hour is not None
+            else marginal_usd_per_gpu_hour(snapshot, gpu)
+        )
+        if rate is None:
+            raise InvalidParameter(
+                f"owned_inventory[{i}].usd_per_gpu_hour",
+                f"the ownership sheet cannot price a busy {gpu.name} hour; give it",
+            )
+        source = (
+            f"owned inventory: {item.count} {gpu.name} already owned, at their marginal running cost of "
+            f"${rate:,.2f} per busy GPU-hour (the capital is spent)"
+        )
+        terms = terms_of(costs, gpu, spot=False)
+        for size in sorted({*purchase_unit(gpu).sizes, *_PARTS}):
+            if size <= item.count:
+                unit = _unit_supply(gpu, size, rate, terms, None, source)
+                supplies.append(msgspec.structs.replace(unit, max_units=item.count // size))
+    return supplies

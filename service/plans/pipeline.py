@@ -23,7 +23,7 @@ from service.plans.fleets import FleetSpec, ReplicaOptions, ServingFleets
 from service.plans.inputs import PlanInputs, PlanSettings
 from service.plans.jobs import JobPlans
 from service.plans.listing import save_summary
-from service.plans.owned import OWNED_SUPPLIES
+from service.plans.owned import OWNED_SUPPLIES, inventory_supplies
 from service.plans.render import PlanStamp
 from service.plans.schemas import AnyPlan
 from service.plans.software_filter import software_filter
@@ -65,6 +65,22 @@ def _template(request: PlanBase) -> Workload:
 
 
 def _supplies(snapshot: CatalogSnapshot, request: PlanBase, filters: SupplyFilter) -> SupplySet:
+    """The request's supplies (:func:`_market`), its ``owned_inventory`` in place of the full-cost owned
+    supplies of those GPU types."""
+    found = _market(snapshot, request, filters)
+    if not request.owned_inventory:
+        return found
+    inventory = [
+        s for s in inventory_supplies(snapshot, request.owned_inventory) if filters.keeps_gpu(s.gpu_id)
+    ]
+    if request.kind not in INFERENCE_KINDS:
+        inventory = [s for s in inventory if s.gpu_id not in snapshot.mig_slices]
+    held = {s.gpu_id for s in inventory}
+    kept = [s for s in found.supplies if not (s.acquisition == "own" and s.gpu_id in held)]
+    return msgspec.structs.replace(found, supplies=[*kept, *inventory])
+
+
+def _market(snapshot: CatalogSnapshot, request: PlanBase, filters: SupplyFilter) -> SupplySet:
     """Rented supplies (when renting), then owned ones (when owning), after the request's filters;
     MIG slices only for inference kinds."""
     rented = (

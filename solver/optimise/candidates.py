@@ -293,11 +293,15 @@ def _capped(supply: Supply, table: StepTable, rejections: _Rejections) -> StepTa
     over = [i for i, units in enumerate(table.units) if units > cap and not math.isnan(table.hours[i])]
     if not over:
         return table
-    first = over[0]
-    rejections.add(supply, "availability", table.gpu_counts[first],
-                   "{} GPUs need {} instances of {} {} ({}), which publishes {} available (available_instances): "
-                   "at most {} GPUs there", table.gpu_counts[first], table.units[first], supply.provider,
-                   supply.instance_type, supply.pricing, cap, cap * supply.gpus_per_unit)  # fmt: skip
+    first, count = over[0], table.gpu_counts[over[0]]
+    if supply.acquisition == "own":
+        rejections.add(supply, "availability", count, "{} GPUs are more than the {} owned (owned_inventory)",
+                       count, cap * supply.gpus_per_unit)  # fmt: skip
+    else:
+        rejections.add(supply, "availability", count,
+                       "{} GPUs need {} instances of {} {} ({}), which publishes {} available (available_instances): "
+                       "at most {} GPUs there", count, table.units[first], supply.provider, supply.instance_type,
+                       supply.pricing, cap, cap * supply.gpus_per_unit)  # fmt: skip
     hours = [math.nan if units > cap else h for h, units in zip(table.hours, table.units, strict=True)]
     return table._replace(hours=hours)
 

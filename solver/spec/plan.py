@@ -35,6 +35,7 @@ __all__ = [
     "JobPlanBase",
     "JobPlanRequest",
     "Objective",
+    "OwnedInventory",
     "PlanBase",
     "PlanConstraints",
     "PlanRequest",
@@ -147,6 +148,24 @@ class PlanConstraints(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     ] = DEFAULT_MEMORY_HEADROOM
 
 
+class OwnedInventory(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, frozen=True):
+    """GPUs of one type already owned: their capital is spent, so a plan pays their marginal running cost."""
+
+    gpu: Annotated[str, Meta(min_length=1, max_length=200, description="GPU id, name or alias.")]
+    count: Annotated[int, Meta(ge=1, le=100_000, description="How many are owned (and free for this work).")]
+    usd_per_gpu_hour: (
+        Annotated[
+            float,
+            Meta(
+                ge=0,
+                le=1000,
+                description="Marginal cost of one busy GPU-hour (default: the ownership sheet's busy energy).",
+            ),
+        ]
+        | None
+    ) = None
+
+
 class PlanBase(JobFields, tag_field="kind", forbid_unknown_fields=True, kw_only=True):
     """What every plan request says besides its work: how to acquire GPUs, what to optimise, the limits,
     and what each GPU needs from its host and software stack."""
@@ -162,6 +181,14 @@ class PlanBase(JobFields, tag_field="kind", forbid_unknown_fields=True, kw_only=
             description="Owned GPUs: the share of hours they are busy over their life (prices a busy hour).",
         ),
     ] = 0.85
+    owned_inventory: Annotated[
+        list[OwnedInventory],
+        Meta(
+            max_length=50,
+            description="GPUs already owned, priced at their marginal running cost (not owned_utilization) and "
+            "used up to their count, whatever acquisition says; other owned GPUs keep the full-cost basis.",
+        ),
+    ] = msgspec.field(default_factory=list)
     constraints: PlanConstraints = msgspec.field(default_factory=PlanConstraints)
     host: (
         Annotated[
