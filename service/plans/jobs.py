@@ -147,11 +147,19 @@ class JobPlans:
                 *host_warnings(inputs.supplies, [chosen.supply]),
                 *country_warnings(inputs.supplies),
                 *stale_warnings(sheets),
-                *(PlanWarning(code="availability_cap", message=r.detail) for r in result.capped),
+                *_capped_warnings(result),
             ],
             price_sheet=sheets,
             solver=_solver(result, request, inputs.supplies.passed_over, stamp.total_ms),
         )
+
+
+def _capped_warnings(result: PlanResult) -> list[PlanWarning]:
+    """One ``availability_cap`` warning naming every configuration a published cap or the owned
+    inventory ruled out (one per GPU type)."""
+    if not result.capped:
+        return []
+    return [PlanWarning(code="availability_cap", message="; ".join(r.detail for r in result.capped))]
 
 
 def _choice(c: Candidate, inputs: PlanInputs[JobPlanRequest, JobTermsWithRules]) -> ChoiceOut:
