@@ -475,8 +475,9 @@ def _failure(search: _Search, count: int) -> LayoutFailure:
     return LayoutFailure(
         reason="global_batch",
         detail=(
-            f"{count} GPU(s) cannot meet the {search.basis} without exceeding it: every layout has more "
-            f"data-parallel ranks than the {search.sequences:,} sequences of a step"
+            f"{count} GPU(s) cannot meet the {search.basis} without exceeding it: no layout splits the "
+            f"{search.sequences:,} sequences of a step over its data-parallel ranks (at least one each) "
+            f"and still reaches {MIN_BATCH_SHARE:.0%} of them"
         ),
         field="global_batch_tokens",
     )

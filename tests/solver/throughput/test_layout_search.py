@@ -16,7 +16,13 @@ from solver.spec.workload import ResolvedWorkload, Workload, resolve_workload
 from solver.throughput.calibration import ProfileIndex
 from solver.throughput.estimate import class_seconds_per_unit, default_topology
 from solver.throughput.global_batch import MIN_BATCH_SHARE
-from solver.throughput.layout_search import LayoutCache, LayoutChoice, LayoutFailure, search_layout
+from solver.throughput.layout_search import (
+    LayoutCache,
+    LayoutChoice,
+    LayoutFailure,
+    search_layout,
+    target_batch_tokens,
+)
 
 
 @functools.cache
@@ -95,6 +101,16 @@ def test_a_count_whose_ranks_exceed_the_global_batch_is_rejected_for_it() -> Non
     found = _search(job, "h100-sxm", 256)  # at most tp 8 × pp 16 (its layers): 2 ranks
     assert isinstance(found, LayoutFailure) and found.reason == "global_batch"
     assert "1 sequences" in found.detail and found.field == "global_batch_tokens"
+
+
+def test_a_count_that_reaches_most_of_the_batch_trains_without_exceeding_it() -> None:
+    """296 B200 (37 instances) split a 70B's 331 sequences per step into 296: 89 % of the rule's
+    batch, within the share the rule is defined to, so the count trains at a batch below the target."""
+    job = _job(model={"name": "Llama 3.1 70B"}, seq_len=8192)
+    found = _search(job, "b200", 296)
+    assert isinstance(found, LayoutChoice), found
+    tokens, (target, _) = found.layout.global_batch_tokens, target_batch_tokens(job)
+    assert MIN_BATCH_SHARE * target <= tokens <= target
 
 
 def test_stated_fields_are_held() -> None:
