@@ -103,7 +103,7 @@ async def plan_page(
 
 
 def _plan_field(field: str) -> str:
-    return field.removeprefix("model.").removeprefix("constraints.")
+    return field.removeprefix("model.").removeprefix("constraints.").split("[")[0]
 
 
 @post("/plan", **_ASYNC_PAGE)
