@@ -272,7 +272,8 @@ class _Enumerator:
             self.rejections.add(supply, "quota", 0, "one unit has {} GPUs, above max_gpus {}",
                                 supply.gpus_per_unit, max_gpus)  # fmt: skip
             return
-        rate = next((step.rate for step in steps if step.rate is not None), None)
+        # the hours depend on the amount of work: key them by it, even where only an edge layout runs
+        rate = next((r for step in steps for r in (step.rate, step.edge_rate) if r is not None), None)
         amount = None if rate is None else self.amount(rate.unit)
         table = self.cache.get("hours", (self.key, shape, max_gpus, amount),
                                lambda: StepTable.of(steps, self.amount))  # fmt: skip

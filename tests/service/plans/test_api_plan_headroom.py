@@ -91,3 +91,18 @@ def test_the_front_shows_what_the_headroom_costs(client: Client) -> None:
     assert same[0]["hours"] == pytest.approx(edge["estimate"]["hours"])
     assert same[0]["per_gpu_gib"] == pytest.approx(edge["estimate"]["memory"]["per_gpu_gib"])
     assert same[0]["usd_below_choice"] > 0  # "at 0 % headroom this would cost $X less"
+
+
+def test_what_the_headroom_costs_follows_the_amount_of_work(client: Client) -> None:
+    """The L40S runs the 8B LoRA only below the headroom at every count; twice the tokens take about
+    twice its hours (the plan cache keys those hours by the work, as it does the front's)."""
+
+    def l40s_hours(tokens: int) -> dict[tuple[int, str | None], float]:
+        below = _plan(client, {**LORA_8B, "tokens": tokens})["pareto_below_headroom"]
+        return {(p["gpu_count"], p["instance_type"]): p["hours"] for p in below if p["gpu"] == "l40s"}
+
+    once, twice = l40s_hours(2_000_000_000), l40s_hours(4_000_000_000)
+    shared = once.keys() & twice.keys()
+    assert shared, (once, twice)
+    for key in shared:
+        assert 1.9 < twice[key] / once[key] < 2.1, (key, once[key], twice[key])
