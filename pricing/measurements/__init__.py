@@ -1,0 +1,36 @@
+"""Benchmark results as the tools write them, read into :class:`MeasuredRun` rows (issue 26).
+
+One parser per format (:data:`MEASUREMENT_FORMATS`), each following its tool's own result schema; what a file does
+not state comes from the upload's :class:`UploadFacts`, and a fact neither gives is a
+:class:`~pricing.errors.MeasurementError` naming the upload parameter that would give it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final, Literal
+
+from pricing.measurements.runs import MeasuredRun, RunKind, UploadFacts
+from pricing.measurements.torchtitan_log import parse_torchtitan_log
+from pricing.measurements.vllm_bench import parse_vllm_bench
+
+__all__ = [
+    "MEASUREMENT_FORMATS",
+    "MeasuredRun",
+    "MeasurementFormat",
+    "RunKind",
+    "UploadFacts",
+    "parse_measurements",
+]
+
+MeasurementFormat = Literal["vllm_bench", "torchtitan_log"]
+MEASUREMENT_FORMATS: Final[dict[str, Callable[[bytes, UploadFacts], list[MeasuredRun]]]] = {
+    "vllm_bench": parse_vllm_bench,
+    "torchtitan_log": parse_torchtitan_log,
+}
+"""Each format's parser: ``vllm bench serve --save-result`` JSON, a torchtitan training log."""
+
+
+def parse_measurements(fmt: MeasurementFormat, body: bytes, facts: UploadFacts) -> list[MeasuredRun]:
+    """The runs of one uploaded file of format ``fmt``."""
+    return MEASUREMENT_FORMATS[fmt](body, facts)

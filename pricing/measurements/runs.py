@@ -1,0 +1,75 @@
+"""What one benchmark run measured, in the tool's own figures (no catalog lookups: the service resolves names).
+
+A :class:`MeasuredRun` is either a serving run (one replica's request throughput, token throughputs and
+latency percentiles at a load) or a training run (tokens/s over all its GPUs, TFLOPS and MFU per GPU,
+peak memory). :class:`UploadFacts` are the facts an upload states for what the tool's file leaves out;
+what the file states wins over them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from pricing.errors import MeasurementError
+
+__all__ = ["MeasuredRun", "RunKind", "UploadFacts", "require"]
+
+RunKind = Literal["serving", "training"]
+
+
+class UploadFacts(msgspec.Struct, frozen=True, kw_only=True):
+    """Facts given with an upload, each used only where the file does not state it."""
+
+    model: str | None = None
+    gpu: str | None = None
+    gpu_count: int | None = None
+    tp: int | None = None
+    replicas: int | None = None
+    seq_len: int | None = None
+    batch_size: int | None = None
+    precision: str | None = None
+    engine_version: str | None = None
+
+
+class MeasuredRun(msgspec.Struct, frozen=True, kw_only=True):
+    """One run as its tool reported it. Serving figures are per replica (``tp`` GPUs); training figures
+    cover ``gpu_count`` GPUs (``tokens_per_s``) or one GPU (``tflops_per_gpu``, ``mfu``, ``peak_memory_gib``)."""
+
+    kind: RunKind
+    tool: str
+    model: str
+    gpu: str
+    gpu_count: int
+    tp: int = 1
+    engine: str
+    engine_version: str | None = None
+    precision: str = "bf16"
+    # serving
+    input_tokens: float | None = None
+    output_tokens: float | None = None
+    request_rate: float | None = None
+    max_concurrency: int | None = None
+    requests_per_s: float | None = None
+    output_tokens_per_s: float | None = None
+    total_tokens_per_s: float | None = None
+    ttft_p50_ms: float | None = None
+    ttft_p99_ms: float | None = None
+    tpot_p50_ms: float | None = None
+    tpot_p99_ms: float | None = None
+    # training
+    seq_len: int | None = None
+    batch_size: int | None = None
+    tokens_per_s: float | None = None
+    tflops_per_gpu: float | None = None
+    mfu: float | None = None
+    peak_memory_gib: float | None = None
+    steps: int | None = None
+
+
+def require[T](value: T | None, field: str, what: str) -> T:
+    """``value``, or a :class:`MeasurementError` naming ``field`` (the upload parameter that can give it)."""
+    if value is None:
+        raise MeasurementError(field, f"{what} is not in the file; give it as the upload parameter {field!r}")
+    return value
