@@ -103,14 +103,14 @@ def _run(data: Mapping[str, Any], facts: UploadFacts) -> MeasuredRun:
     tp, replicas = _layout(data, facts, count)
     rate = data.get("request_rate")
     inputs, outputs = _number(data, "total_input_tokens"), _number(data, "total_output_tokens")
-    per_replica = {
-        name: value / replicas if value is not None else None
-        for name, value in (
-            ("requests_per_s", _number(data, "request_throughput")),
-            ("output_tokens_per_s", _number(data, "output_throughput")),
-            ("total_tokens_per_s", _number(data, "total_token_throughput")),
+    requests, output_tokens, total_tokens = (
+        value / replicas if value is not None else None
+        for value in (
+            _number(data, "request_throughput"),
+            _number(data, "output_throughput"),
+            _number(data, "total_token_throughput"),
         )
-    }
+    )
     return MeasuredRun(
         kind="serving",
         tool="vllm_bench",
@@ -129,7 +129,9 @@ def _run(data: Mapping[str, Any], facts: UploadFacts) -> MeasuredRun:
         ttft_p99_ms=_number(data, "p99_ttft_ms"),
         tpot_p50_ms=_number(data, "median_tpot_ms"),
         tpot_p99_ms=_number(data, "p99_tpot_ms"),
-        **per_replica,
+        requests_per_s=requests,
+        output_tokens_per_s=output_tokens,
+        total_tokens_per_s=total_tokens,
     )
 
 
