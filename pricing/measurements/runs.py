@@ -14,7 +14,7 @@ import msgspec
 
 from pricing.errors import MeasurementError
 
-__all__ = ["MeasuredRun", "RunKind", "UploadFacts", "require"]
+__all__ = ["MeasuredRun", "RunKind", "UploadFacts", "require", "stated_peak"]
 
 RunKind = Literal["serving", "training"]
 
@@ -31,6 +31,14 @@ class UploadFacts(msgspec.Struct, frozen=True, kw_only=True):
     batch_size: int | None = None
     precision: str | None = None
     engine_version: str | None = None
+    task: str | None = None
+    """Training: ``train`` (pretraining) or ``fine_tune``; each format has its default."""
+    method: str | None = None
+    """Training: ``full``, ``lora`` or ``qlora`` (default ``full``)."""
+    max_memory_allocated_gib: float | None = None
+    """``torch.cuda.max_memory_allocated()`` of the run's busiest GPU, in GiB, where the file gives no peak."""
+    max_memory_reserved_gib: float | None = None
+    """``torch.cuda.max_memory_reserved()``, in GiB: the peak a plan must fit (taken before the allocated one)."""
 
 
 class MeasuredRun(msgspec.Struct, frozen=True, kw_only=True):
@@ -59,6 +67,8 @@ class MeasuredRun(msgspec.Struct, frozen=True, kw_only=True):
     tpot_p50_ms: float | None = None
     tpot_p99_ms: float | None = None
     # training
+    task: str = "train"
+    method: str = "full"
     seq_len: int | None = None
     batch_size: int | None = None
     tokens_per_s: float | None = None
@@ -66,6 +76,12 @@ class MeasuredRun(msgspec.Struct, frozen=True, kw_only=True):
     mfu: float | None = None
     peak_memory_gib: float | None = None
     steps: int | None = None
+
+
+def stated_peak(facts: UploadFacts) -> float | None:
+    """The peak memory the upload states: ``max_memory_reserved`` (what the allocator held), else
+    ``max_memory_allocated``."""
+    return facts.max_memory_reserved_gib or facts.max_memory_allocated_gib
 
 
 def require[T](value: T | None, field: str, what: str) -> T:

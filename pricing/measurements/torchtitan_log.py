@@ -20,7 +20,7 @@ import statistics
 from typing import Final
 
 from pricing.errors import MeasurementError
-from pricing.measurements.runs import MeasuredRun, UploadFacts, require
+from pricing.measurements.runs import MeasuredRun, UploadFacts, require, stated_peak
 
 __all__ = ["parse_torchtitan_log", "text_of"]
 
@@ -80,12 +80,14 @@ def parse_torchtitan_log(body: bytes, facts: UploadFacts) -> list[MeasuredRun]:
             engine="torchtitan",
             engine_version=facts.engine_version,
             precision=facts.precision or "bf16",
+            task=facts.task or "train",
+            method=facts.method or "full",
             seq_len=require(facts.seq_len, "seq_len", "the sequence length"),
             batch_size=facts.batch_size,
             tokens_per_s=tps * count,
             tflops_per_gpu=statistics.median(tflops) if tflops else None,
             mfu=statistics.median(mfu) if mfu else None,
-            peak_memory_gib=max(float(m.group("memory")) for m in steps),
+            peak_memory_gib=max(float(m.group("memory")) for m in steps) or stated_peak(facts),
             steps=int(steps[-1].group("step")),
         )
     ]

@@ -22,17 +22,9 @@ from service.server.client import add_target_options, reach
 
 __all__ = ["register"]
 
-_FACTS: Final = (
-    "gpu",
-    "model",
-    "gpu_count",
-    "tp",
-    "replicas",
-    "seq_len",
-    "batch_size",
-    "precision",
-    "engine_version",
-)
+_FACTS: Final = UploadFacts.__struct_fields__
+"""The upload parameters, each an option (``--gpu-count`` ...)."""
+_GIB: Final = frozenset({"max_memory_allocated_gib", "max_memory_reserved_gib"})
 _COUNTS: Final = frozenset({"gpu_count", "tp", "replicas", "seq_len", "batch_size"})
 
 
@@ -99,7 +91,7 @@ def register(sub: Any) -> None:
         imp.add_argument(
             f"--{name.replace('_', '-')}",
             dest=name,
-            type=int if name in _COUNTS else str,
+            type=int if name in _COUNTS else float if name in _GIB else str,
             help="where the file does not state it",
         )
     add_target_options(imp)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Final
+from typing import Annotated, Final, Literal
 
 import anyio.to_thread
 from litestar import Response
@@ -23,6 +23,15 @@ __all__ = ["ROUTES"]
 
 _API = FeatureRoutes("measurements")
 _Count = Annotated[int | None, QueryParameter(ge=1, le=100_000)]
+_Name = Annotated[str | None, QueryParameter(description="where the file names none", max_length=200)]
+_Gib = Annotated[
+    float | None,
+    QueryParameter(
+        gt=0,
+        le=100_000,
+        description="torch.cuda.max_memory_* of the busiest GPU, GiB, where the file gives none",
+    ),
+]
 
 
 @_API.post(
@@ -40,12 +49,8 @@ async def import_measurements_handler(
     source: Annotated[
         str, QueryParameter(description="name of these results; re-importing replaces them", max_length=64)
     ],
-    gpu: Annotated[
-        str | None, QueryParameter(description="GPU, where the file names none", max_length=200)
-    ] = None,
-    model: Annotated[
-        str | None, QueryParameter(description="model, where the file names none", max_length=200)
-    ] = None,
+    gpu: _Name = None,
+    model: _Name = None,
     gpu_count: _Count = None,
     tp: _Count = None,
     replicas: _Count = None,
@@ -53,12 +58,16 @@ async def import_measurements_handler(
     batch_size: _Count = None,
     precision: Annotated[str | None, QueryParameter(max_length=32)] = None,
     engine_version: Annotated[str | None, QueryParameter(max_length=64)] = None,
+    task: Annotated[Literal["train", "fine_tune"] | None, QueryParameter()] = None,
+    method: Annotated[Literal["full", "lora", "qlora"] | None, QueryParameter()] = None,
+    max_memory_allocated_gib: _Gib = None,
+    max_memory_reserved_gib: _Gib = None,
 ) -> Response[MeasurementUploadReport]:
-    """Import a benchmark result file as the tool wrote it (`vllm_bench`: `vllm bench serve --save-result`
-    JSON; `torchtitan_log`: a torchtitan training log) as the new version of `source`. What the file does
-    not state comes from the parameters; a fact neither gives, or a file that is not the format's, is a
-    422 naming the field, and nothing is stored. 201 with the stored runs and the catalog rows they
-    became. Needs `Authorization: Bearer <admin token>`."""
+    """Import a tool's result file as the new version of `source`: `vllm_bench` (`vllm bench serve
+    --save-result` JSON), `torchtitan_log`, `megatron_log` (Megatron-LM / NeMo), `hf_trainer`
+    (`trainer_state.json` or `all_results.json`). The parameters give what the file does not state; a fact
+    neither gives, or a file not of the format, is a 422 naming the field, and nothing is stored. 201 with
+    the runs and the catalog rows they became. Needs `Authorization: Bearer <admin token>`."""
     name = validate_source_name(source)
     facts = UploadFacts(
         gpu=gpu,
@@ -70,6 +79,10 @@ async def import_measurements_handler(
         batch_size=batch_size,
         precision=precision,
         engine_version=engine_version,
+        task=task,
+        method=method,
+        max_memory_allocated_gib=max_memory_allocated_gib,
+        max_memory_reserved_gib=max_memory_reserved_gib,
     )
     report = await anyio.to_thread.run_sync(
         lambda: import_measurements(store, source=name, fmt=format, body=bytes(body), facts=facts)

@@ -5,8 +5,8 @@
   lengths in ``(mean / 1.25, mean × 1.25]``), and its ``slo`` states the p99 TTFT and TPOT the run kept at
   that rate. The capacity model takes a matching bucket before any derivation
   (``solver.engine_capacity``), and a user's rows before the published ones.
-- **Training**: ``tokens_per_s`` over ``gpu_count`` GPUs at ``seq_len`` (task ``train``, metric
-  ``tokens_per_s``); the throughput model's measured route takes it for the same model, GPU, count,
+- **Training**: ``tokens_per_s`` over ``gpu_count`` GPUs at ``seq_len`` (task ``train`` or ``fine_tune``,
+  metric ``tokens_per_s``, the method in its notes); the throughput model's measured route takes it for the same model, GPU, count,
   precision and setting. Its notes keep the MFU, TFLOPS per GPU and peak memory the tool reported.
 """
 
@@ -59,7 +59,7 @@ def training_row(run: MeasuredRun, *, row_id: int, model: str, gpu_id: str, sour
     assert run.tokens_per_s is not None and run.seq_len is not None
     notes = [
         f"imported {run.tool}",
-        "method=full",
+        f"method={run.method}",
         f"tp={run.tp}",
         *([f"mbs={run.batch_size}"] if run.batch_size else []),
         *([f"mfu={run.mfu:.4f}"] if run.mfu is not None else []),
@@ -73,7 +73,7 @@ def training_row(run: MeasuredRun, *, row_id: int, model: str, gpu_id: str, sour
         gpu_count=run.gpu_count,
         interconnect="nvlink" if run.gpu_count > 1 else "none",
         model=model,
-        task="train",
+        task=run.task,
         precision=run.precision,
         batch_size=run.batch_size,
         seq_len_or_resolution=str(run.seq_len),

@@ -38,6 +38,8 @@ class MeasurementOut(msgspec.Struct, kw_only=True):
     ttft_p99_ms: float | None
     tpot_p50_ms: float | None
     tpot_p99_ms: float | None
+    task: str
+    method: str
     seq_len: int | None
     batch_size: int | None
     tokens_per_s: float | None

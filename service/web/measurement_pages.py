@@ -26,6 +26,14 @@ _FACTS: Final = (
     ("seq_len", "Sequence length", "training", "number"),
     ("batch_size", "Micro-batch", "training, per GPU", "number"),
     ("precision", "Precision", "default bf16", "text"),
+    ("task", "Task", "training: train or fine_tune", "text"),
+    ("method", "Method", "training: full, lora or qlora", "text"),
+    (
+        "max_memory_reserved_gib",
+        "Peak memory, GiB",
+        "torch.cuda.max_memory_reserved, where the file gives none",
+        "decimal",
+    ),
 )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from pricing import MeasurementError, UploadFacts, parse_measurements
@@ -13,6 +14,12 @@ FIXTURES = Path(__file__).parent / "fixtures"
 VLLM = (FIXTURES / "vllm_bench_llama32_3b_4xl40s_inf.json").read_bytes()
 TITAN = (FIXTURES / "torchtitan_llama3_8b_bf16_8gpu.log").read_bytes()
 TITAN_FACTS = UploadFacts(gpu="H100 SXM", gpu_count=8, model="Llama 3 8B", seq_len=8192, batch_size=1)
+MEGATRON = (FIXTURES / "megatron_gpt_6b_fp8_8gpu.log").read_bytes()
+MEGATRON_FACTS = UploadFacts(gpu="H100 SXM", gpu_count=8, model="GPT 6.4B", seq_len=4096, precision="fp8")
+TRAINER = (FIXTURES / "hf_trainer_state_qwen25_05b.json").read_bytes()
+TRAINER_FACTS = UploadFacts(
+    gpu="A100 80GB", gpu_count=1, model="Qwen2.5-0.5B", seq_len=1024, max_memory_reserved_gib=21.5
+)
 
 
 def test_a_vllm_result_is_one_replica_run_with_the_gpu_from_its_metadata() -> None:
@@ -60,6 +67,36 @@ def test_a_torchtitan_log_naming_its_gpu_and_mesh_needs_neither_upload_fact() ->
     assert (run.gpu, run.gpu_count) == ("NVIDIA H100 80GB HBM3", 8)
 
 
+def test_a_megatron_log_gives_tokens_from_the_global_batch_and_the_peak_from_report_memory() -> None:
+    (run,) = parse_measurements("megatron_log", MEGATRON, MEGATRON_FACTS)
+    steady_ms = [12137.8, 12068.8, 12036.3, 12056.1, 12072.4, 12090.5, 12099.3, 12099.4, 12104.3]  # 20-100
+    assert run.tokens_per_s == pytest.approx(1024 * 4096 / (sorted(steady_ms)[4] / 1000))
+    assert run.tflops_per_gpu == pytest.approx(876.0)  # median of iterations 20-100
+    assert run.peak_memory_gib == pytest.approx(75682.0 / 1024)  # max reserved, MB = MiB
+    assert (run.kind, run.task, run.precision, run.steps, run.gpu_count) == (
+        "training",
+        "train",
+        "fp8",
+        100,
+        8,
+    )
+
+
+def test_a_trainer_state_gives_samples_per_second_times_the_stated_sequence() -> None:
+    (run,) = parse_measurements("hf_trainer", TRAINER, TRAINER_FACTS)
+    assert run.tokens_per_s == pytest.approx(23.917 * 1024)  # num_input_tokens_seen is 0: not counted
+    assert run.tflops_per_gpu == pytest.approx(597695573409792.0 / 80.2776 / 1e12)
+    assert (run.task, run.batch_size, run.steps, run.peak_memory_gib) == ("fine_tune", 8, 120, 21.5)
+
+
+def test_the_trainers_all_results_summary_is_read_the_same_way() -> None:
+    import json
+
+    (summary,) = [e for e in json.loads(TRAINER)["log_history"] if "train_runtime" in e]
+    (run,) = parse_measurements("hf_trainer", json.dumps(summary).encode(), TRAINER_FACTS)
+    assert run.tokens_per_s == pytest.approx(23.917 * 1024)
+
+
 @pytest.mark.parametrize(
     ("fmt", "body", "facts", "field", "words"),
     [
@@ -91,6 +128,20 @@ def test_a_torchtitan_log_naming_its_gpu_and_mesh_needs_neither_upload_fact() ->
             "seq_len",
             "sequence",
         ),
+        ("megatron_log", MEGATRON[:400], MEGATRON_FACTS, "file", "warm-up"),
+        ("megatron_log", TITAN, MEGATRON_FACTS, "file", "not a Megatron-LM log"),
+        ("megatron_log", MEGATRON, msgspec.structs.replace(MEGATRON_FACTS, gpu=None), "gpu", "the GPU"),
+        (
+            "megatron_log",
+            MEGATRON,
+            msgspec.structs.replace(MEGATRON_FACTS, gpu_count=None),
+            "gpu_count",
+            "GPUs",
+        ),
+        ("hf_trainer", TRAINER[:3000], TRAINER_FACTS, "file", "not JSON"),
+        ("hf_trainer", VLLM, TRAINER_FACTS, "file", "not a Hugging Face Trainer result"),
+        ("hf_trainer", TRAINER, msgspec.structs.replace(TRAINER_FACTS, gpu=None), "gpu", "the GPU"),
+        ("hf_trainer", TRAINER, msgspec.structs.replace(TRAINER_FACTS, seq_len=None), "seq_len", "sequence"),
     ],
 )
 def test_a_file_that_cannot_be_used_names_the_field(
