@@ -15,6 +15,16 @@ Client = TestClient[Any]
 FIXTURES = Path(__file__).parents[2] / "pricing" / "measurements" / "fixtures"
 VLLM = (FIXTURES / "vllm_bench_llama32_3b_4xl40s_inf.json").read_bytes()
 TITAN = (FIXTURES / "torchtitan_llama3_8b_bf16_8gpu.log").read_bytes()
+MEGATRON = (FIXTURES / "megatron_gpt_6b_fp8_8gpu.log").read_bytes()
+MEGATRON_PARAMS = {
+    "gpu": "H100 SXM",
+    "gpu_count": 8,
+    "model": "Llama 2 7B",
+    "seq_len": 4096,
+    "precision": "fp8",
+}
+TRAINER = (FIXTURES / "hf_trainer_state_qwen25_05b.json").read_bytes()
+TRAINER_PARAMS = {"gpu": "A100 80GB SXM", "gpu_count": 1, "model": "Qwen/Qwen2.5-0.5B", "seq_len": 1024}
 TITAN_PARAMS = {"gpu": "H100 SXM", "gpu_count": 8, "model": "Llama 3 8B", "seq_len": 8192, "batch_size": 1}
 SERVING = {
     "kind": "serving",
@@ -101,6 +111,22 @@ def test_a_torchtitan_log_makes_the_training_plan_measured_and_cites_the_upload(
     assert throughput["value"] == pytest.approx((6321 + 6300) / 2 * 8)
 
 
+def test_a_trainer_state_is_stored_as_a_fine_tuning_throughput_row(admin: Client) -> None:
+    answer = upload(
+        admin, "hf_trainer", TRAINER, source="qwen-ft", max_memory_reserved_gib=21.5, **TRAINER_PARAMS
+    )
+    assert answer.status_code == 201, answer.text
+    (run,) = answer.json()["measurements"]
+    assert (run["kind"], run["task"], run["method"], run["peak_memory_gib"]) == (
+        "training",
+        "fine_tune",
+        "full",
+        21.5,
+    )
+    assert run["tokens_per_s"] == pytest.approx(23.917 * 1024)
+    assert run["row"].startswith(f"throughput row {run['row_id']}: Qwen2.5-0.5B fine_tune on 1x a100-80gb-sxm")
+
+
 @pytest.mark.parametrize(
     ("fmt", "body", "params", "field"),
     [
@@ -112,6 +138,12 @@ def test_a_torchtitan_log_makes_the_training_plan_measured_and_cites_the_upload(
         ("torchtitan_log", VLLM, TITAN_PARAMS, "file"),
         ("torchtitan_log", TITAN, {k: v for k, v in TITAN_PARAMS.items() if k != "gpu"}, "gpu"),
         ("torchtitan_log", TITAN, {**TITAN_PARAMS, "model": "NoSuchModel-13B"}, "model"),
+        ("megatron_log", MEGATRON[:400], MEGATRON_PARAMS, "file"),  # truncated to one iteration line
+        ("megatron_log", TRAINER, MEGATRON_PARAMS, "file"),
+        ("megatron_log", MEGATRON, {k: v for k, v in MEGATRON_PARAMS.items() if k != "gpu"}, "gpu"),
+        ("hf_trainer", TRAINER[:3000], TRAINER_PARAMS, "file"),
+        ("hf_trainer", VLLM, TRAINER_PARAMS, "file"),
+        ("hf_trainer", TRAINER, {k: v for k, v in TRAINER_PARAMS.items() if k != "gpu"}, "gpu"),
     ],
 )
 def test_a_file_that_cannot_be_used_is_a_422_naming_the_field_and_stores_nothing(
