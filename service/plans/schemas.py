@@ -349,6 +349,9 @@ class ClassShare(msgspec.Struct, kw_only=True):
     capacity_provenance: Literal["measured", "derived"]
     capacity_confidence: str
     capacity_method: str
+    capacity_source: str | None = None
+    """Where a measured capacity comes from: the source of its serving row (an upload's name, e.g. a
+    ``POST /v1/measurements`` source, or the shipped Mélange table's); ``None`` for a derived one."""
 
 
 class ReplicaOut(msgspec.Struct, kw_only=True):

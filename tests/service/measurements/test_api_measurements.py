@@ -81,6 +81,7 @@ def test_a_vllm_result_turns_a_derived_serving_capacity_into_a_measured_one(admi
     assert (after["capacity_provenance"], after["tp"]) == ("measured", 1)
     assert after["capacity_requests_per_s"] == pytest.approx(43.024591101204344 / 4)
     assert "l40s-bench" in after["capacity_method"]
+    assert (after["capacity_source"], _class(before.json())["capacity_source"]) == ("l40s-bench", None)
 
 
 def test_re_importing_a_source_replaces_its_rows_and_keeps_the_history(admin: Client) -> None:
@@ -124,7 +125,9 @@ def test_a_trainer_state_is_stored_as_a_fine_tuning_throughput_row(admin: Client
         21.5,
     )
     assert run["tokens_per_s"] == pytest.approx(23.917 * 1024)
-    assert run["row"].startswith(f"throughput row {run['row_id']}: Qwen2.5-0.5B fine_tune on 1x a100-80gb-sxm")
+    assert run["row"].startswith(
+        f"throughput row {run['row_id']}: Qwen2.5-0.5B fine_tune on 1x a100-80gb-sxm"
+    )
 
 
 @pytest.mark.parametrize(
