@@ -46,6 +46,7 @@ class MeasurementOut(msgspec.Struct, kw_only=True):
     tflops_per_gpu: float | None
     mfu: float | None
     peak_memory_gib: float | None
+    steps: int | None
     row: str
     """The catalog row it became, in words (the serving bucket, or the throughput setting)."""
 
