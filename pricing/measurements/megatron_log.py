@@ -24,13 +24,14 @@ from typing import Final
 
 from pricing.errors import MeasurementError
 from pricing.measurements.runs import MeasuredRun, UploadFacts, require, stated_peak
-from pricing.measurements.torchtitan_log import text_of
+from pricing.measurements.torchtitan_log import log_lines, text_of
 
 __all__ = ["parse_megatron_log"]
 
 _ITERATION: Final = re.compile(r"\biteration\s+(\d+)\s*/\s*\d+\s*\|")
 _FIELD: Final = re.compile(r"^\s*([^:|]+?)\s*:\s*([-+\d.,eE]+)")
-_MEMORY: Final = re.compile(r"memory \(MB\).*?max allocated:\s*([\d.]+).*?max reserved:\s*([\d.]+)")
+_MAX_ALLOCATED: Final = re.compile(r"\bmax allocated:\s*([\d.]+)")
+_MAX_RESERVED: Final = re.compile(r"\bmax reserved:\s*([\d.]+)")
 _ARGUMENT: Final = re.compile(r"^\s*(\w+)\s\.{3,}\s(\S+)\s*$")
 _MIB_PER_GIB: Final = 1024.0
 
@@ -48,8 +49,8 @@ def _fields(line: str) -> dict[str, float]:
     return found
 
 
-def _arguments(text: str) -> dict[str, str]:
-    return {m.group(1): m.group(2) for m in map(_ARGUMENT.match, text.splitlines()) if m}
+def _arguments(lines: list[str]) -> dict[str, str]:
+    return {m.group(1): m.group(2) for m in map(_ARGUMENT.match, lines) if m}
 
 
 def _whole(arguments: dict[str, str], name: str) -> int | None:
@@ -57,16 +58,22 @@ def _whole(arguments: dict[str, str], name: str) -> int | None:
     return int(value) if value.isdigit() else None
 
 
-def _peak_gib(text: str, facts: UploadFacts) -> float | None:
-    peaks = [max(float(a), float(r)) for a, r in _MEMORY.findall(text)]
+def _peak_gib(lines: list[str], facts: UploadFacts) -> float | None:
+    peaks = [
+        float(found.group(1))
+        for line in lines
+        if "memory (MB)" in line
+        for pattern in (_MAX_ALLOCATED, _MAX_RESERVED)
+        if (found := pattern.search(line))
+    ]
     return max(peaks) / _MIB_PER_GIB if peaks else stated_peak(facts)
 
 
 def parse_megatron_log(body: bytes, facts: UploadFacts) -> list[MeasuredRun]:
     """The run of one Megatron-LM / NeMo log (module docstring)."""
-    text = text_of(body, "Megatron-LM log")
-    lines = [_fields(line) for line in text.splitlines() if _ITERATION.search(line)]
-    lines = [f for f in lines if "elapsed time per iteration (ms)" in f]
+    text_lines = log_lines(text_of(body, "Megatron-LM log"))
+    iterations = [line for line in text_lines if _ITERATION.search(line)]
+    lines = [f for f in map(_fields, iterations) if "elapsed time per iteration (ms)" in f]
     if not lines:
         raise MeasurementError(
             "file", "not a Megatron-LM log: no 'iteration N/ M | ... elapsed time per iteration' line"
@@ -74,7 +81,7 @@ def parse_megatron_log(body: bytes, facts: UploadFacts) -> list[MeasuredRun]:
     if len(lines) < 2:
         raise MeasurementError("file", "one iteration line only: the first logged one is warm-up; log more")
     steady = lines[1:]
-    arguments = _arguments(text)
+    arguments = _arguments(text_lines)
     count = _whole(arguments, "world_size") or require(facts.gpu_count, "gpu_count", "the number of GPUs")
     seq_len = _whole(arguments, "seq_length") or require(facts.seq_len, "seq_len", "the sequence length")
     seconds = statistics.median(f["elapsed time per iteration (ms)"] for f in steady) / 1000
@@ -108,7 +115,7 @@ def parse_megatron_log(body: bytes, facts: UploadFacts) -> list[MeasuredRun]:
             batch_size=_whole(arguments, "micro_batch_size") or facts.batch_size,
             tokens_per_s=tokens_per_s,
             tflops_per_gpu=statistics.median(tflops) if tflops else None,
-            peak_memory_gib=_peak_gib(text, facts),
-            steps=int(_ITERATION.findall(text)[-1]),
+            peak_memory_gib=_peak_gib(text_lines, facts),
+            steps=int(_ITERATION.findall(iterations[-1])[0]),
         )
     ]

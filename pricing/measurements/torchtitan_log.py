@@ -17,24 +17,33 @@ from __future__ import annotations
 import math
 import re
 import statistics
-from typing import Final
+from typing import Final, NamedTuple
 
 from pricing.errors import MeasurementError
 from pricing.measurements.runs import MeasuredRun, UploadFacts, require, stated_peak
 
-__all__ = ["parse_torchtitan_log", "text_of"]
+__all__ = ["MAX_LINE_CHARS", "log_lines", "parse_torchtitan_log", "text_of"]
 
 _ANSI: Final = re.compile(r"\x1b\[[0-9;]*m")
-_STEP: Final = re.compile(
-    r"step:\s*(?P<step>\d+)\b.*?loss:\s*(?P<loss>-?[\d.]+|nan|inf).*?"
-    r"memory:\s*(?P<memory>[\d.]+)\s*GiB\((?P<percent>[\d.]+)%\)\s+"
-    r"(?:tps|wps):\s*(?P<tps>[\d,]+)"
-    r"(?:\s+tflops:\s*(?P<tflops>[\d,.]+))?(?:\s+mfu:\s*(?P<mfu>[\d.]+)%)?"
-)
+_STEP: Final = re.compile(r"\bstep:\s*(\d+)\b")
+_MEMORY: Final = re.compile(r"\bmemory:\s*([\d.]+)\s*GiB\(")
+_TPS: Final = re.compile(r"\b(?:tps|wps):\s*([\d,]+)")
+_TFLOPS: Final = re.compile(r"\btflops:\s*([\d,.]+)")
+_MFU: Final = re.compile(r"\bmfu:\s*([\d.]+)%")
 _CAPACITY: Final = re.compile(r"CUDA capacity:\s*(?P<gpu>.+?)\s+with\s+[\d.]+\s*GiB memory")
 _MESH: Final = re.compile(
     r"Building device mesh with parallelism:\s*(?P<dims>[a-z_]+=\d+(?:,\s*[a-z_]+=\d+)*)"
 )
+
+
+MAX_LINE_CHARS: Final = 4096
+"""Longer lines are not log lines of these tools (theirs are a few hundred characters) and are skipped,
+so that no pattern walks a megabyte-long line."""
+
+
+def log_lines(text: str) -> list[str]:
+    """The lines of a log that may be the tool's own (at most :data:`MAX_LINE_CHARS` long)."""
+    return [line for line in text.splitlines() if len(line) <= MAX_LINE_CHARS]
 
 
 def text_of(body: bytes, tool: str) -> str:
@@ -46,8 +55,32 @@ def text_of(body: bytes, tool: str) -> str:
         ) from None
 
 
-def _mesh_size(text: str) -> int | None:
-    found = _MESH.search(text)
+class _Step(NamedTuple):
+    step: int
+    memory_gib: float
+    tps: float
+    tflops: float | None
+    mfu: float | None
+
+
+def _number(pattern: re.Pattern[str], line: str) -> float | None:
+    found = pattern.search(line)
+    return float(found.group(1).replace(",", "")) if found else None
+
+
+def _step(line: str) -> _Step | None:
+    """One ``step:`` line's figures (each field found on its own: no pattern backtracks over the line)."""
+    step, memory, tps = _STEP.search(line), _number(_MEMORY, line), _number(_TPS, line)
+    if step is None or memory is None or tps is None:
+        return None
+    mfu = _number(_MFU, line)
+    return _Step(
+        int(step.group(1)), memory, tps, _number(_TFLOPS, line), mfu / 100 if mfu is not None else None
+    )
+
+
+def _mesh_size(lines: list[str]) -> int | None:
+    found = next((m for m in map(_MESH.search, lines) if m), None)
     if not found:
         return None
     sizes = {k.strip(): int(v) for k, v in (part.split("=") for part in found.group("dims").split(","))}
@@ -57,18 +90,19 @@ def _mesh_size(text: str) -> int | None:
 def parse_torchtitan_log(body: bytes, facts: UploadFacts) -> list[MeasuredRun]:
     """The run of one torchtitan log (module docstring)."""
     text = text_of(body, "torchtitan log")
-    steps = [m for m in (_STEP.search(line) for line in text.splitlines()) if m]
+    lines = log_lines(text)
+    steps = [step for step in map(_step, lines) if step is not None]
     if not steps:
         raise MeasurementError("file", "not a torchtitan log: no 'step: ... memory: ... tps: ...' line")
     if len(steps) < 2:
         raise MeasurementError("file", "one step line only: the first logged step is warm-up; log more steps")
     steady = steps[1:]
-    capacity = _CAPACITY.search(text)
+    capacity = next((m for m in map(_CAPACITY.search, lines) if m), None)
     gpu = capacity.group("gpu") if capacity else require(facts.gpu, "gpu", "the GPU")
-    count = _mesh_size(text) or require(facts.gpu_count, "gpu_count", "the number of GPUs")
-    tps = statistics.median(float(m.group("tps").replace(",", "")) for m in steady)
-    tflops = [float(m.group("tflops").replace(",", "")) for m in steady if m.group("tflops")]
-    mfu = [float(m.group("mfu")) / 100 for m in steady if m.group("mfu")]
+    count = _mesh_size(lines) or require(facts.gpu_count, "gpu_count", "the number of GPUs")
+    tps = statistics.median(step.tps for step in steady)
+    tflops = [step.tflops for step in steady if step.tflops is not None]
+    mfu = [step.mfu for step in steady if step.mfu is not None]
     return [
         MeasuredRun(
             kind="training",
@@ -87,7 +121,7 @@ def parse_torchtitan_log(body: bytes, facts: UploadFacts) -> list[MeasuredRun]:
             tokens_per_s=tps * count,
             tflops_per_gpu=statistics.median(tflops) if tflops else None,
             mfu=statistics.median(mfu) if mfu else None,
-            peak_memory_gib=max(float(m.group("memory")) for m in steps) or stated_peak(facts),
-            steps=int(steps[-1].group("step")),
+            peak_memory_gib=max(step.memory_gib for step in steps) or stated_peak(facts),
+            steps=steps[-1].step,
         )
     ]

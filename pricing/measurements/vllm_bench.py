@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from pricing.errors import MeasurementError
 from pricing.measurements.runs import MeasuredRun, UploadFacts, require
+from pricing.sheets import MAX_JSON_DEPTH, json_depth_exceeds
 
 __all__ = ["parse_vllm_bench", "read_json_objects"]
 
@@ -35,6 +36,10 @@ _COUNTED_GPU: Final = re.compile(r"^\s*(\d+)\s*[xX×]\s*(.+?)\s*$")
 
 def read_json_objects(body: bytes, tool: str) -> list[dict[str, Any]]:
     """The JSON object(s) of ``body``: one document, or one object per line (JSON Lines)."""
+    if json_depth_exceeds(body):
+        raise MeasurementError(
+            "file", f"not a {tool} result: JSON nested deeper than {MAX_JSON_DEPTH} levels"
+        )
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:

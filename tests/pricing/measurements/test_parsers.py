@@ -102,6 +102,7 @@ def test_the_trainers_all_results_summary_is_read_the_same_way() -> None:
     [
         ("vllm_bench", VLLM[: len(VLLM) // 2], UploadFacts(replicas=4), "file", "not JSON"),
         ("vllm_bench", TITAN, UploadFacts(), "file", "not JSON"),
+        ("vllm_bench", b"[" * 100_000, UploadFacts(), "file", "nested deeper"),
         ("vllm_bench", b'{"completed": 3, "request_throughput": 1.0}', UploadFacts(), "file", "model_id"),
         ("vllm_bench", VLLM.replace(b'"gpu": "4xNVIDIA_L40S", ', b""), UploadFacts(tp=1), "gpu", "the GPU"),
         (
