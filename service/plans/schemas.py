@@ -149,6 +149,12 @@ class MemoryOut(msgspec.Struct, kw_only=True):
     band: MemoryBand
     host_ram_gib: float
     breakdown: MemoryBreakdown
+    measured_peak_gib: float | None = None
+    """With a measured throughput whose run reported its peak (an imported log's ``memory``, Megatron's
+    ``max reserved``, or the upload's ``torch.cuda.max_memory_*`` figure): that run's peak per GPU, in
+    GiB. The fields above are the memory model's, for the plan's own layout."""
+    measured_peak_source: str | None = None
+    """The source of the run behind ``measured_peak_gib``."""
 
 
 class ReliabilityOut(msgspec.Struct, kw_only=True):

@@ -110,6 +110,11 @@ def test_a_torchtitan_log_makes_the_training_plan_measured_and_cites_the_upload(
     assert throughput["route"] == "measured"
     assert [s["source"] for s in throughput["sources"]] == ["titan-8b"]
     assert throughput["value"] == pytest.approx((6321 + 6300) / 2 * 8)
+    memory = plan["estimate"]["memory"]
+    assert (memory["measured_peak_gib"], memory["measured_peak_source"]) == (30.89, "titan-8b")
+    assert "measured_peak_gib" not in before.json()["estimate"]["memory"] or (
+        before.json()["estimate"]["memory"]["measured_peak_gib"] is None
+    )
 
 
 def test_a_trainer_state_is_stored_as_a_fine_tuning_throughput_row(admin: Client) -> None:
