@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pricing.errors import MeasurementError
-from pricing.measurements.runs import MeasuredRun, UploadFacts, require, stated_peak
+from pricing.measurements.runs import MeasuredRun, UploadFacts, require, training_run
 from pricing.measurements.vllm_bench import read_json_objects
 
 __all__ = ["parse_hf_trainer"]
@@ -67,23 +67,15 @@ def parse_hf_trainer(body: bytes, facts: UploadFacts) -> list[MeasuredRun]:
     flos = _positive(summary, "total_flos") or _positive(data, "total_flos")
     batch = data.get("train_batch_size")
     return [
-        MeasuredRun(
-            kind="training",
+        training_run(
+            facts,
             tool="hf_trainer",
-            model=require(facts.model, "model", "the model"),
-            gpu=require(facts.gpu, "gpu", "the GPU"),
-            gpu_count=count,
-            tp=facts.tp or 1,
             engine="transformers",
-            engine_version=facts.engine_version,
-            precision=facts.precision or "bf16",
-            task=facts.task or "fine_tune",
-            method=facts.method or "full",
-            seq_len=require(facts.seq_len, "seq_len", "the sequence length"),
-            batch_size=batch if isinstance(batch, int) and not isinstance(batch, bool) else facts.batch_size,
+            default_task="fine_tune",
+            gpu_count=count,
+            batch_size=batch if isinstance(batch, int) and not isinstance(batch, bool) else None,
             tokens_per_s=tokens_per_s,
             tflops_per_gpu=flos / runtime / count / 1e12 if flos is not None else None,
-            peak_memory_gib=stated_peak(facts),
             steps=data.get("global_step") if isinstance(data.get("global_step"), int) else None,
         )
     ]

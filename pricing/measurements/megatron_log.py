@@ -23,7 +23,7 @@ import statistics
 from typing import Final
 
 from pricing.errors import MeasurementError
-from pricing.measurements.runs import MeasuredRun, UploadFacts, require, stated_peak
+from pricing.measurements.runs import MeasuredRun, UploadFacts, require, training_run
 from pricing.measurements.torchtitan_log import log_lines, text_of
 
 __all__ = ["parse_megatron_log"]
@@ -58,7 +58,7 @@ def _whole(arguments: dict[str, str], name: str) -> int | None:
     return int(value) if value.isdigit() else None
 
 
-def _peak_gib(lines: list[str], facts: UploadFacts) -> float | None:
+def _peak_gib(lines: list[str]) -> float | None:
     peaks = [
         float(found.group(1))
         for line in lines
@@ -66,7 +66,7 @@ def _peak_gib(lines: list[str], facts: UploadFacts) -> float | None:
         for pattern in (_MAX_ALLOCATED, _MAX_RESERVED)
         if (found := pattern.search(line))
     ]
-    return max(peaks) / _MIB_PER_GIB if peaks else stated_peak(facts)
+    return max(peaks) / _MIB_PER_GIB if peaks else None
 
 
 def parse_megatron_log(body: bytes, facts: UploadFacts) -> list[MeasuredRun]:
@@ -99,23 +99,17 @@ def parse_megatron_log(body: bytes, facts: UploadFacts) -> list[MeasuredRun]:
         f["throughput per gpu (tflop/s/gpu)"] for f in steady if "throughput per gpu (tflop/s/gpu)" in f
     ]
     return [
-        MeasuredRun(
-            kind="training",
+        training_run(
+            facts,
             tool="megatron_log",
-            model=require(facts.model, "model", "the model"),
-            gpu=require(facts.gpu, "gpu", "the GPU"),
-            gpu_count=count,
-            tp=_whole(arguments, "tensor_model_parallel_size") or facts.tp or 1,
             engine="megatron",
-            engine_version=facts.engine_version,
-            precision=facts.precision or "bf16",
-            task=facts.task or "train",
-            method=facts.method or "full",
+            gpu_count=count,
             seq_len=seq_len,
-            batch_size=_whole(arguments, "micro_batch_size") or facts.batch_size,
+            tp=_whole(arguments, "tensor_model_parallel_size"),
+            batch_size=_whole(arguments, "micro_batch_size"),
             tokens_per_s=tokens_per_s,
             tflops_per_gpu=statistics.median(tflops) if tflops else None,
-            peak_memory_gib=_peak_gib(text_lines, facts),
+            peak_memory_gib=_peak_gib(text_lines),
             steps=int(_ITERATION.findall(iterations[-1])[0]),
         )
     ]

@@ -8,13 +8,13 @@ what the file states wins over them.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
 from pricing.errors import MeasurementError
 
-__all__ = ["MeasuredRun", "RunKind", "UploadFacts", "require", "stated_peak"]
+__all__ = ["MeasuredRun", "RunKind", "UploadFacts", "require", "stated_peak", "training_run"]
 
 RunKind = Literal["serving", "training"]
 
@@ -89,3 +89,34 @@ def require[T](value: T | None, field: str, what: str) -> T:
     if value is None:
         raise MeasurementError(field, f"{what} is not in the file; give it as the upload parameter {field!r}")
     return value
+
+
+def training_run(
+    facts: UploadFacts, *, tool: str, engine: str, default_task: str = "train", **measured: Any
+) -> MeasuredRun:
+    """A training run of ``tool``: what the file measured (``measured``: ``gpu_count``, ``tokens_per_s``
+    … and, where the file states them, ``gpu``, ``seq_len``, ``tp``, ``batch_size``), the rest from the
+    upload (a fact neither gives is a :class:`MeasurementError` naming it)."""
+    stated: dict[str, Any] = {
+        "gpu": facts.gpu,
+        "seq_len": facts.seq_len,
+        "tp": facts.tp or 1,
+        "batch_size": facts.batch_size,
+        **{name: value for name, value in measured.items() if value is not None},
+    }
+    return MeasuredRun(
+        kind="training",
+        tool=tool,
+        engine=engine,
+        model=require(facts.model, "model", "the model"),
+        engine_version=facts.engine_version,
+        precision=facts.precision or "bf16",
+        task=facts.task or default_task,
+        method=facts.method or "full",
+        **{
+            **stated,
+            "gpu": require(stated["gpu"], "gpu", "the GPU"),
+            "seq_len": require(stated["seq_len"], "seq_len", "the sequence length"),
+            "peak_memory_gib": measured.get("peak_memory_gib") or stated_peak(facts),
+        },
+    )

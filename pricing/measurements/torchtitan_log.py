@@ -20,7 +20,7 @@ import statistics
 from typing import Final, NamedTuple
 
 from pricing.errors import MeasurementError
-from pricing.measurements.runs import MeasuredRun, UploadFacts, require, stated_peak
+from pricing.measurements.runs import MeasuredRun, UploadFacts, require, training_run
 
 __all__ = ["MAX_LINE_CHARS", "log_lines", "parse_torchtitan_log", "text_of"]
 
@@ -104,24 +104,16 @@ def parse_torchtitan_log(body: bytes, facts: UploadFacts) -> list[MeasuredRun]:
     tflops = [step.tflops for step in steady if step.tflops is not None]
     mfu = [step.mfu for step in steady if step.mfu is not None]
     return [
-        MeasuredRun(
-            kind="training",
+        training_run(
+            facts,
             tool="torchtitan_log",
-            model=require(facts.model, "model", "the model"),
+            engine="torchtitan",
             gpu=gpu,
             gpu_count=count,
-            tp=facts.tp or 1,
-            engine="torchtitan",
-            engine_version=facts.engine_version,
-            precision=facts.precision or "bf16",
-            task=facts.task or "train",
-            method=facts.method or "full",
-            seq_len=require(facts.seq_len, "seq_len", "the sequence length"),
-            batch_size=facts.batch_size,
             tokens_per_s=tps * count,
             tflops_per_gpu=statistics.median(tflops) if tflops else None,
             mfu=statistics.median(mfu) if mfu else None,
-            peak_memory_gib=max(step.memory_gib for step in steps) or stated_peak(facts),
+            peak_memory_gib=max(step.memory_gib for step in steps),
             steps=steps[-1].step,
         )
     ]
