@@ -46,6 +46,9 @@ def test_a_log_imported_through_the_page_is_listed_and_planned_on(
     plan = httpx.post(f"{server}/v1/plans", json=PRETRAIN_8B, timeout=120).json()
     assert plan["estimate"]["throughput"]["route"] == "measured"
     assert [s["source"] for s in plan["estimate"]["throughput"]["sources"]] == ["titan-web"]
+    query = "model=Llama%203%208B&kind=train&tokens=5000000000&seq_len=8192&batch_size=1"
+    page.goto(f"{server}/plan?{query}&max_gpus=8&deadline_hours=30&gpus=H100%20SXM")
+    assert "measured by titan-web" in page.locator("main").inner_text()
     assert TOKEN not in page.content()
     assert errors == []
 
