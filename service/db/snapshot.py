@@ -218,6 +218,23 @@ def _read_serving(cur: Cursor) -> tuple[ServingProfile, ...]:
     return tuple(ServingProfile(**dict(zip(_SERVING_FIELDS, row, strict=True))) for row in rows)
 
 
+_CURRENT_MEASUREMENTS: Final = (
+    "SELECT m.profile FROM measurements m JOIN current_measurement_uploads u USING (version) "
+    "WHERE m.kind = ? ORDER BY m.row_id"
+)
+
+
+def _read_measured[P: (ServingProfile, MeasuredProfile)](
+    cur: Cursor, kind: str, into: type[P]
+) -> tuple[P, ...]:
+    """The rows of the current measurement uploads (service.measurements) of ``kind``, as the catalog rows
+    they were stored as: they are read before the published rows, so a measured bucket of a user's wins."""
+    return tuple(
+        msgspec.json.decode(str(row[0]), type=into)
+        for row in cur.execute(_CURRENT_MEASUREMENTS, [kind]).fetchall()
+    )
+
+
 _KIND_FIELDS: Final = (
     "provider",
     "region",
@@ -400,8 +417,8 @@ def _read_all(cur: Cursor, generation: int) -> CatalogSnapshot:
         profile_tasks=_strings(cur, "SELECT DISTINCT task FROM throughput_profiles"),
         profile_metrics=_strings(cur, "SELECT DISTINCT metric FROM throughput_profiles"),
         profile_precisions=_strings(cur, "SELECT DISTINCT precision FROM throughput_profiles"),
-        profiles=_read_profiles(cur),
-        serving=_read_serving(cur),
+        profiles=_read_profiles(cur) + _read_measured(cur, "training", MeasuredProfile),
+        serving=_read_measured(cur, "serving", ServingProfile) + _read_serving(cur),
         candidates=_read_candidates(cur),
         offer_counts=_offer_counts(cur),
         sheets=sheets,

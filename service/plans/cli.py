@@ -87,7 +87,12 @@ def _plan_rows(plan: PlanOut) -> list[tuple[str, Any]]:
         (
             "memory per GPU",
             f"{memory.per_gpu_gib:,.1f} of {memory.capacity_gib:g} GiB "
-            f"(likely {memory.band.low_gib:,.1f}-{memory.band.high_gib:,.1f})",
+            f"(likely {memory.band.low_gib:,.1f}-{memory.band.high_gib:,.1f})"
+            + (
+                f"; measured peak {memory.measured_peak_gib:,.1f} GiB ({memory.measured_peak_source})"
+                if memory.measured_peak_gib is not None
+                else ""
+            ),
         ),
         (
             "solver",

@@ -150,6 +150,12 @@ class MemoryOut(msgspec.Struct, kw_only=True):
     band: MemoryBand
     host_ram_gib: float
     breakdown: MemoryBreakdown
+    measured_peak_gib: float | None = None
+    """With a measured throughput whose run reported its peak (an imported log's ``memory``, Megatron's
+    ``max reserved``, or the upload's ``torch.cuda.max_memory_*`` figure): that run's peak per GPU, in
+    GiB. The fields above are the memory model's, for the plan's own layout."""
+    measured_peak_source: str | None = None
+    """The source of the run behind ``measured_peak_gib``."""
 
 
 class ReliabilityOut(msgspec.Struct, kw_only=True):
@@ -376,6 +382,9 @@ class ClassShare(msgspec.Struct, kw_only=True):
     capacity_provenance: Literal["measured", "derived"]
     capacity_confidence: str
     capacity_method: str
+    capacity_source: str | None = None
+    """Where a measured capacity comes from: the source of its serving row (an upload's name, e.g. a
+    ``POST /v1/measurements`` source, or the shipped Mélange table's); ``None`` for a derived one."""
 
 
 class ReplicaOut(msgspec.Struct, kw_only=True):
