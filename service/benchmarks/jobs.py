@@ -1,0 +1,145 @@
+"""What to benchmark next for a job plan (training, fine-tuning, batch inference).
+
+The request is planned again on the current catalog; every configuration the planner kept (its Pareto
+front and its alternatives), one per GPU type and count at its cheapest offer, is a candidate when its
+complete-cost band (:func:`solver.complete_bands`) overlaps the chosen configuration's. Its recipe runs
+the configuration's own layout for a few optimizer steps: :data:`WARMUP_STEPS` to warm up (compile,
+allocator, NCCL), then :data:`MEASURE_STEPS`, at least :data:`MIN_MEASURE_S` seconds, at the step
+time the plan estimates (``global_batch_tokens ÷ tokens/s``); torchtitan logs tokens/s, MFU and memory
+every step (``log_freq = 1``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Final
+
+from service.benchmarks.schemas import BenchmarkCandidate, BenchmarkRecipe, CostBand
+from service.benchmarks.value import bench_charge, expected_saving
+from service.launch.commands import TrainSetup, torchrun_line, torchtitan_toml
+from service.launch.targets import CONFIG_FILE
+from service.plans.inputs import PlanInputs
+from solver import Candidate, JobPlanRequest, JobTermsWithRules, PlanResult, complete_bands
+
+__all__ = ["MEASURE_STEPS", "MIN_MEASURE_S", "WARMUP_STEPS", "job_candidates", "job_cost_band"]
+
+WARMUP_STEPS: Final = 10
+MEASURE_STEPS: Final = 40
+MIN_MEASURE_S: Final = 300.0
+_MIN_WARMUP_S: Final = 60.0
+
+Inputs = PlanInputs[JobPlanRequest, JobTermsWithRules]
+
+
+def job_cost_band(candidate: Candidate) -> CostBand:
+    """The candidate's complete cost and its likely range."""
+    _, (low, high) = complete_bands(candidate)
+    return CostBand(expected_usd=candidate.cost_usd, low_usd=low, high_usd=high)
+
+
+def _kept(result: PlanResult) -> list[Candidate]:
+    """One candidate per (GPU, count) other than the chosen one's: the cheapest the planner kept."""
+    chosen = result.choice
+    best: dict[tuple[str, int], Candidate] = {}
+    for c in [*result.pareto, *(a.candidate for a in result.alternatives)]:
+        key = (c.supply.gpu_id, c.gpu_count)
+        if key == (chosen.supply.gpu_id, chosen.gpu_count):
+            continue
+        if key not in best or c.cost_usd < best[key].cost_usd:
+            best[key] = c
+    return list(best.values())
+
+
+def _step_seconds(c: Candidate) -> float | None:
+    if "token" not in c.throughput.unit or c.throughput.value <= 0:
+        return None
+    return c.layout.global_batch_tokens / c.throughput.value
+
+
+def _recipe(c: Candidate, inputs: Inputs) -> BenchmarkRecipe:
+    step = _step_seconds(c)
+    if step is None:
+        warmup, measure, steps = _MIN_WARMUP_S, MIN_MEASURE_S, WARMUP_STEPS + MEASURE_STEPS
+        rule = f"{_MIN_WARMUP_S / 60:g} min warm-up, {MIN_MEASURE_S / 60:g} min measured (no step time known)"
+    else:
+        warmup = max(_MIN_WARMUP_S, WARMUP_STEPS * step)
+        measure = max(MIN_MEASURE_S, MEASURE_STEPS * step)
+        steps = math.ceil(warmup / step) + math.ceil(measure / step)
+        rule = (
+            f"{WARMUP_STEPS} warm-up and {MEASURE_STEPS} measured steps of {step:,.1f} s (at least "
+            f"{_MIN_WARMUP_S / 60:g} and {MIN_MEASURE_S / 60:g} min)"
+        )
+    terms = inputs.spec.terms
+    charge = bench_charge(
+        c.supply, c.units, c.gpu_count, (warmup + measure) / 3600, terms.download_gb - terms.dataset_gb
+    )
+    nodes, per_node = c.units, c.gpu_count // max(c.units, 1)
+    setup = TrainSetup(
+        arch=inputs.resolved.arch,
+        layout=c.layout,
+        seq_len=inputs.resolved.seq_len,
+        steps=steps,
+        nodes=nodes,
+        gpus_per_node=per_node,
+        log_freq=1,
+        description=f"gpuplan benchmark: {inputs.resolved.arch.name} on {c.gpu_count} x {c.supply.gpu_id}",
+    )
+    run = torchrun_line(nodes, per_node, CONFIG_FILE, node_rank="$NODE_RANK", head="$HEAD")
+    return BenchmarkRecipe(
+        provider=c.supply.provider,
+        instance_type=c.supply.instance_type,
+        region=c.supply.region,
+        pricing=c.supply.pricing,
+        instances=nodes,
+        gpus=c.gpu_count,
+        setup_minutes=charge.setup_hours * 60,
+        warmup_minutes=warmup / 60,
+        measure_minutes=measure / 60,
+        cost_usd=charge.total_usd,
+        breakdown=charge.breakdown,
+        commands=[
+            "pip install torchtitan",
+            *(
+                [f"# on each of the {nodes} nodes: NODE_RANK=0..{nodes - 1}, HEAD=the first node's address"]
+                if nodes > 1
+                else []
+            ),
+            run,
+        ],
+        config_file=CONFIG_FILE,
+        config=torchtitan_toml(setup),
+        rule=rule,
+    )
+
+
+def job_candidates(inputs: Inputs, result: PlanResult) -> list[BenchmarkCandidate]:
+    """The kept configurations whose cost band overlaps the chosen one's, each with its recipe and
+    value (unranked: ``rank`` is 0)."""
+    chosen = job_cost_band(result.choice)
+    found = []
+    for c in _kept(result):
+        band = job_cost_band(c)
+        if band.low_usd > chosen.high_usd or band.high_usd < chosen.low_usd:
+            continue
+        recipe = _recipe(c, inputs)
+        saving = expected_saving(chosen.expected_usd, band.low_usd, band.expected_usd, band.high_usd)
+        found.append(
+            BenchmarkCandidate(
+                rank=0,
+                gpu=c.supply.gpu_id,
+                gpu_name=inputs.snapshot.gpu_spec(c.supply.gpu_id).name,
+                gpu_count=c.gpu_count,
+                tp=c.tp,
+                precision=None,
+                layout=c.layout,
+                provenance=c.throughput.provenance,
+                confidence=c.throughput.confidence,
+                cost=band,
+                expected_saving_usd=saving,
+                benchmark_cost_usd=recipe.cost_usd,
+                net_value_usd=saving - recipe.cost_usd,
+                worth_it=saving > recipe.cost_usd,
+                recipe=recipe,
+            )
+        )
+    return found
