@@ -1,0 +1,246 @@
+"""GET /v1/plans/{plan_id}/launch: stored plans as SkyPilot tasks (loaded by SkyPilot's own
+``sky.Task.from_yaml``) and Kubernetes manifests (validated strictly by kubernetes-validate, as
+tests/deploy does), for a training plan on one node, one on several spot nodes, and a serving fleet."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import tomllib
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+from litestar.testing import TestClient
+
+from service.launch.manifests import SKYPILOT_CLOUDS
+from service.launch.targets import CONFIG_FILE, MIN_DISK_GB
+from tests.deploy.test_kubernetes import K8S_VERSIONS
+
+Client = TestClient[Any]
+
+TRAIN = {"kind": "train", "model": {"name": "Llama 3.1 8B"}, "tokens": 20_000_000_000}
+"""One node: the planner's cheapest is a single instance for this job on the shipped catalog."""
+SPOT_TRAIN = {
+    "kind": "train",
+    "model": {"name": "Llama 3.1 70B"},
+    "tokens": 20_000_000_000,
+    "constraints": {"deadline_hours": 100, "spot": True},
+}
+"""Several spot nodes: the deadline needs more GPUs than one instance holds."""
+SERVING = {
+    "kind": "serving",
+    "model": {"name": "Llama-2-7b"},
+    "requests_per_s": 20,
+    "request_mix": [
+        {"input_tokens": 20, "output_tokens": 20, "share": 0.5},
+        {"input_tokens": 800, "output_tokens": 1500, "share": 0.5},
+    ],
+    "hours": 100,
+}
+"""The serving example of tests/service/plans/test_api_serving_plans.py: a fleet of two replica types."""
+
+
+def _plan(client: Client, body: dict[str, Any]) -> dict[str, Any]:
+    response = client.post("/v1/plans", json=body)
+    assert response.status_code == 201, response.text
+    plan: dict[str, Any] = response.json()
+    return plan
+
+
+@pytest.fixture(scope="module")
+def train_plan(client: Client) -> dict[str, Any]:
+    return _plan(client, TRAIN)
+
+
+@pytest.fixture(scope="module")
+def spot_plan(client: Client) -> dict[str, Any]:
+    return _plan(client, SPOT_TRAIN)
+
+
+@pytest.fixture(scope="module")
+def serving_plan(client: Client) -> dict[str, Any]:
+    return _plan(client, SERVING)
+
+
+def _launch(client: Client, plan_id: str, fmt: str, **params: Any) -> str:
+    response = client.get(f"/v1/plans/{plan_id}/launch", params={"format": fmt, **params})
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("application/yaml")
+    return response.text
+
+
+@pytest.fixture(scope="module")
+def sky(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
+    """SkyPilot, imported with a home of its own (it keeps state in ~/.sky) and its import-time
+    deprecation warnings (SQLAlchemy 2.0, its dependencies') silenced: they are not this project's."""
+    with pytest.MonkeyPatch.context() as patch, warnings.catch_warnings():
+        patch.setenv("HOME", str(tmp_path_factory.mktemp("sky-home")))
+        warnings.simplefilter("ignore")
+        yield importlib.import_module("sky")
+
+
+def _sky_task(sky: ModuleType, text: str, tmp_path: Path) -> Any:
+    """The task as SkyPilot reads it (no cloud credentials needed; a bad field raises)."""
+    path = tmp_path / "task.yaml"
+    path.write_text(text)
+    return sky.Task.from_yaml(str(path))
+
+
+def _toml_in(setup: str) -> dict[str, Any]:
+    found = re.search(rf"cat > {CONFIG_FILE} <<'GPUPLAN_EOF'\n(.*?)\nGPUPLAN_EOF", setup, re.S)
+    assert found, setup
+    return tomllib.loads(found.group(1))
+
+
+def _check_layout(config: dict[str, Any], layout: dict[str, Any]) -> None:
+    """The torchtitan config runs the plan's layout."""
+    parallel, training = config["parallelism"], config["training"]
+    assert parallel["tensor_parallel_degree"] == layout["tp"]
+    assert parallel["pipeline_parallel_degree"] == layout["pp"]
+    assert parallel["context_parallel_degree"] == layout["cp"]
+    dp = parallel["data_parallel_replicate_degree"] * parallel["data_parallel_shard_degree"]
+    assert dp == layout["dp"]
+    assert training["global_batch_size"] * training["seq_len"] == layout["global_batch_tokens"]
+    assert config["activation_checkpoint"]["mode"] == layout["recompute"]
+    assert (config["model"]["name"], config["model"]["flavor"]) == ("llama3", "8B")  # torchtitan's Llama 3 8B
+
+
+def test_a_one_node_training_plan_is_a_skypilot_task_skypilot_loads(
+    client: Client, train_plan: dict[str, Any], sky: ModuleType, tmp_path: Path
+) -> None:
+    choice, offer = train_plan["choice"], train_plan["choice"]["offer"]
+    assert choice["instances"] == 1
+    task = _sky_task(sky, _launch(client, train_plan["plan_id"], "skypilot"), tmp_path)
+    (resources,) = task.resources
+    assert task.num_nodes == 1
+    assert list(resources.accelerators.values()) == [choice["gpu_count"]]
+    assert resources.use_spot is False
+    assert resources.disk_size >= MIN_DISK_GB
+    if offer["provider"] in SKYPILOT_CLOUDS:
+        assert str(resources.cloud).lower() == offer["provider"]
+        assert resources.region == offer["region"]
+    config = _toml_in(task.setup)
+    _check_layout(config, choice["layout"])
+    assert (
+        config["training"]["steps"] * choice["layout"]["global_batch_tokens"]
+        >= train_plan["estimate"]["work"]
+    )
+    assert f"--nproc_per_node={choice['gpu_count']} --standalone" in task.run
+
+
+def test_a_multi_node_spot_plan_launches_every_node_on_spot(
+    client: Client, spot_plan: dict[str, Any], sky: ModuleType, tmp_path: Path
+) -> None:
+    choice = spot_plan["choice"]
+    assert choice["instances"] > 1 and choice["offer"]["pricing"] == "spot"
+    per_node = choice["gpu_count"] // choice["instances"]
+    task = _sky_task(sky, _launch(client, spot_plan["plan_id"], "skypilot"), tmp_path)
+    (resources,) = task.resources
+    assert task.num_nodes == choice["instances"]
+    assert resources.use_spot is True
+    assert list(resources.accelerators.values()) == [per_node]
+    assert "--node_rank=$NODE_RANK --master_addr=$HEAD" in task.run
+    assert "SKYPILOT_NODE_RANK" in task.run and "SKYPILOT_NODE_IPS" in task.run
+
+
+def _validate(resource: dict[str, Any]) -> None:
+    for version in K8S_VERSIONS:
+        kubernetes_validate.validate(resource, version, strict=True)
+
+
+def test_a_multi_node_plan_is_a_jobset_of_an_indexed_job_that_validates(
+    client: Client, spot_plan: dict[str, Any]
+) -> None:
+    choice = spot_plan["choice"]
+    docs = list(yaml.safe_load_all(_launch(client, spot_plan["plan_id"], "kubernetes")))
+    config, jobset = docs
+    _validate(config)
+    assert (
+        tomllib.loads(config["data"][CONFIG_FILE])["parallelism"]["tensor_parallel_degree"]
+        == choice["layout"]["tp"]
+    )
+    assert (jobset["apiVersion"], jobset["kind"]) == ("jobset.x-k8s.io/v1alpha2", "JobSet")
+    assert set(jobset["spec"]) == {"network", "replicatedJobs"}
+    (workers,) = jobset["spec"]["replicatedJobs"]
+    assert set(workers) == {"name", "replicas", "template"} and workers["replicas"] == 1
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "workers"}, **workers["template"]}
+    _validate(job)  # the JobSet's Job template is a valid batch/v1 Job
+    spec = job["spec"]
+    assert spec["parallelism"] == spec["completions"] == choice["instances"]
+    assert spec["completionMode"] == "Indexed"
+    (container,) = spec["template"]["spec"]["containers"]
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == choice["gpu_count"] // choice["instances"]
+    command = container["command"][-1]
+    name = jobset["metadata"]["name"]
+    assert f"NODE_RANK=$JOB_COMPLETION_INDEX HEAD={name}-workers-0-0.{name}" in command
+    assert jobset["spec"]["network"] == {"enableDNSHostnames": True, "subdomain": name}
+
+
+def test_a_one_node_plan_is_a_job_that_validates(client: Client, train_plan: dict[str, Any]) -> None:
+    config, job = yaml.safe_load_all(_launch(client, train_plan["plan_id"], "kubernetes"))
+    _validate(config)
+    _validate(job)
+    assert job["kind"] == "Job"
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == train_plan["choice"]["gpu_count"]
+    assert f"--job.config_file config/{CONFIG_FILE}" in container["command"][-1]
+
+
+def test_a_serving_fleet_is_a_deployment_and_service_per_replica_type(
+    client: Client, serving_plan: dict[str, Any]
+) -> None:
+    replicas = serving_plan["choice"]["replicas"]
+    docs = list(yaml.safe_load_all(_launch(client, serving_plan["plan_id"], "kubernetes")))
+    assert [d["kind"] for d in docs] == ["Deployment", "Service"] * len(replicas)
+    for doc in docs:
+        _validate(doc)
+    for replica, deployment in zip(replicas, docs[::2], strict=True):
+        assert deployment["spec"]["replicas"] == replica["instances"]
+        (container,) = deployment["spec"]["template"]["spec"]["containers"]
+        assert container["resources"]["limits"]["nvidia.com/gpu"] == replica["gpus"] // replica["instances"]
+        command = container["command"][-1]
+        assert command.startswith("vllm serve meta-llama/Llama-2-7b-hf")
+        assert f"--tensor-parallel-size {replica['tp']}" in command
+
+
+def test_each_replica_type_is_a_skypilot_service_and_a_mix_needs_one_named(
+    client: Client, serving_plan: dict[str, Any], sky: ModuleType, tmp_path: Path
+) -> None:
+    replicas = serving_plan["choice"]["replicas"]
+    assert len(replicas) == 2  # the fleet mixes two types
+    mixed = client.get(f"/v1/plans/{serving_plan['plan_id']}/launch", params={"format": "skypilot"})
+    assert mixed.status_code == 422 and mixed.json()["field"] == "replica_type"
+    for i, replica in enumerate(replicas):
+        task = _sky_task(sky, _launch(client, serving_plan["plan_id"], "skypilot", replica_type=i), tmp_path)
+        (resources,) = task.resources
+        assert task.service.min_replicas == replica["instances"]
+        assert list(resources.accelerators.values()) == [replica["gpus"] // replica["instances"]]
+        assert f"--tensor-parallel-size {replica['tp']}" in task.run
+
+
+@pytest.mark.parametrize(
+    ("params", "status", "field"),
+    [
+        ({"format": "helm"}, 400, "format"),
+        ({}, 400, "format"),
+        ({"format": "kubernetes", "replica_type": 7}, 422, "replica_type"),
+    ],
+)
+def test_bad_launch_requests_name_the_field(
+    client: Client, serving_plan: dict[str, Any], params: dict[str, Any], status: int, field: str
+) -> None:
+    response = client.get(f"/v1/plans/{serving_plan['plan_id']}/launch", params=params)
+    assert response.status_code == status, response.text
+    assert field in response.text
+
+
+def test_an_unknown_plan_is_404(client: Client) -> None:
+    response = client.get("/v1/plans/pl-0000000000000000/launch", params={"format": "skypilot"})
+    assert response.status_code == 404
+    assert response.headers["content-type"].startswith("application/problem+json")
