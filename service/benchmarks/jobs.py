@@ -5,8 +5,8 @@ front and its alternatives), one per GPU type and count at its cheapest offer, i
 complete-cost band (:func:`solver.complete_bands`) overlaps the chosen configuration's. Its recipe runs
 the configuration's own layout for a few optimizer steps: :data:`WARMUP_STEPS` to warm up (compile,
 allocator, NCCL), then :data:`MEASURE_STEPS`, at least :data:`MIN_MEASURE_S` seconds, at the step
-time the plan estimates (``global_batch_tokens ÷ tokens/s``); torchtitan logs tokens/s, MFU and memory
-every step (``log_freq = 1``).
+time the plan estimates (``global_batch_tokens ÷ tokens/s``), logging every step: torchtitan (tokens/s,
+MFU, memory) on the ``optimized`` stack, TRL's SFT script under Accelerate on the ``standard`` one.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Final
 
 from service.benchmarks.schemas import BenchmarkCandidate, BenchmarkRecipe, CostBand
 from service.benchmarks.value import bench_charge, expected_saving
-from service.launch.commands import TrainSetup, torchrun_line, torchtitan_toml
+from service.launch.commands import TrainSetup, train_commands, train_run
 from service.launch.targets import CONFIG_FILE
 from service.plans.inputs import PlanInputs
 from solver import Candidate, JobPlanRequest, JobTermsWithRules, PlanResult, complete_bands
@@ -83,8 +83,12 @@ def _recipe(c: Candidate, inputs: Inputs) -> BenchmarkRecipe:
         gpus_per_node=per_node,
         log_freq=1,
         description=f"gpuplan benchmark: {inputs.resolved.arch.name} on {c.gpu_count} x {c.supply.gpu_id}",
+        stack=inputs.resolved.stack,
+        method=inputs.resolved.method,
+        lora_rank=inputs.resolved.lora_rank,
     )
-    run = torchrun_line(nodes, per_node, CONFIG_FILE, node_rank="$NODE_RANK", head="$HEAD")
+    install, files = train_commands(setup, CONFIG_FILE)
+    run = train_run(setup, CONFIG_FILE, node_rank="$NODE_RANK", head="$HEAD")
     return BenchmarkRecipe(
         provider=c.supply.provider,
         instance_type=c.supply.instance_type,
@@ -98,7 +102,7 @@ def _recipe(c: Candidate, inputs: Inputs) -> BenchmarkRecipe:
         cost_usd=charge.total_usd,
         breakdown=charge.breakdown,
         commands=[
-            "pip install torchtitan",
+            *install,
             *(
                 [f"# on each of the {nodes} nodes: NODE_RANK=0..{nodes - 1}, HEAD=the first node's address"]
                 if nodes > 1
@@ -106,8 +110,8 @@ def _recipe(c: Candidate, inputs: Inputs) -> BenchmarkRecipe:
             ),
             run,
         ],
-        config_file=CONFIG_FILE,
-        config=torchtitan_toml(setup),
+        config_file=next(iter(files), None),
+        config=next(iter(files.values()), None),
         rule=rule,
     )
 

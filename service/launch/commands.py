@@ -1,5 +1,7 @@
-"""The stack's own commands for a stored plan: a torchtitan job config (TOML) and the ``torchrun`` line
-that starts it for training; ``vllm serve`` and ``vllm bench serve`` lines for serving.
+"""The stack's own commands for a stored plan: for training on the ``optimized`` stack a torchtitan job
+config (TOML) and the ``torchrun`` line that starts it; on the ``standard`` stack (Transformers + PEFT +
+Accelerate, the fine-tuning default) TRL's SFT script under ``accelerate launch``; for serving
+``vllm serve`` and ``vllm bench serve`` lines.
 
 Flags and keys follow the tools' own sources: torchtitan's ``JobConfig`` dataclasses
 (``torchtitan/config/job_config.py``: ``[training] local_batch_size, global_batch_size, seq_len, steps,
@@ -7,6 +9,11 @@ dataset``; ``[parallelism] data_parallel_replicate_degree, data_parallel_shard_d
 tensor_parallel_degree, pipeline_parallel_degree, pipeline_parallel_microbatch_size,
 pipeline_parallel_schedule, pipeline_parallel_layers_per_stage, context_parallel_degree``; ``[activation_checkpoint] mode``; ``[lr_scheduler] warmup_steps``;
 ``[metrics] log_freq``) and its ``run_train.sh`` (``torchrun … -m torchtitan.train --job.config_file``);
+TRL's ``trl sft`` flags (``ModelConfig``: ``--model_name_or_path --use_peft --lora_r --load_in_4bit``;
+``SFTConfig``/``TrainingArguments``: ``--dataset_name --packing --max_length --per_device_train_batch_size
+--gradient_accumulation_steps --gradient_checkpointing --max_steps --logging_steps --bf16 --output_dir``)
+and ``accelerate launch`` (``--num_processes --num_machines --machine_rank --main_process_ip
+--main_process_port --use_deepspeed --zero_stage -m``);
 vLLM's ``vllm serve`` engine arguments (``--tensor-parallel-size``, ``--data-parallel-size``,
 ``--quantization``, ``--port``) and
 ``vllm bench serve``'s ``add_cli_args`` (``vllm/benchmarks/serve.py``: ``--dataset-name random
@@ -27,12 +34,16 @@ from solver import Layout, ModelArch
 
 __all__ = [
     "SERVE_PORT",
+    "TRL_DATASET",
     "BenchLine",
     "TrainSetup",
     "hf_repo",
     "torchrun_line",
     "torchtitan_model",
     "torchtitan_toml",
+    "train_commands",
+    "train_run",
+    "trl_sft_line",
     "vllm_bench_line",
     "vllm_serve_line",
 ]
@@ -43,6 +54,9 @@ SERVE_PORT: Final = 8000
 _TORCHTITAN_LLAMA3: Final = {"8B": "8B", "70B": "70B", "405B": "405B"}
 """The Llama 3 sizes torchtitan ships a ``llama3`` flavor for (its ``models/llama3/train_configs``:
 ``llama3_8b.toml``, ``llama3_70b.toml``, ``llama3_405b.toml``)."""
+
+TRL_DATASET: Final = "trl-lib/Capybara"
+"""The dataset of TRL's own SFT examples: a placeholder for the user's, packed to ``seq_len``."""
 
 _QUANTISATION: Final = {"fp8": "fp8"}
 """Precisions ``vllm serve`` applies to a 16-bit checkpoint itself (``--quantization fp8``, dynamic
@@ -78,6 +92,10 @@ class TrainSetup(msgspec.Struct, frozen=True, kw_only=True):
     gpus_per_node: int
     log_freq: int = 10
     description: str = ""
+    stack: str = "optimized"
+    """``optimized``: torchtitan; ``standard`` (Transformers + PEFT + Accelerate): TRL's SFT script."""
+    method: str = "full"
+    lora_rank: int = 8
 
 
 def _data_parallel(layout: Layout) -> tuple[int, int]:
@@ -213,3 +231,53 @@ def vllm_bench_line(arch: ModelArch, line: BenchLine) -> str:
         f"--ready-check-timeout-sec 1200 --save-result --result-filename {shlex.quote(line.result_file)}"
         + (f" --metadata {metadata}" if metadata else "")
     )
+
+
+def _accelerate(setup: TrainSetup, node_rank: str, head: str) -> str:
+    """``accelerate launch`` over the plan's GPUs with its data-parallel sharding (DDP, or DeepSpeed at
+    the layout's ZeRO stage)."""
+    parts = [f"accelerate launch --num_processes {setup.nodes * setup.gpus_per_node}"]
+    if setup.nodes > 1:
+        parts.append(
+            f"--num_machines {setup.nodes} --machine_rank {node_rank} --main_process_ip {head} --main_process_port 29500"
+        )
+    if setup.layout.zero != "none":
+        parts.append(f"--use_deepspeed --zero_stage {setup.layout.zero.removeprefix('zero')}")
+    return " ".join(parts)
+
+
+def trl_sft_line(setup: TrainSetup, arch: ModelArch, *, node_rank: str = "0", head: str = "localhost") -> str:
+    """TRL's SFT script (``trl sft``'s ``trl/scripts/sft.py``) under ``accelerate launch``, with the
+    plan's micro-batch, accumulation, recompute, sequence length and steps, and LoRA/QLoRA as planned."""
+    layout = setup.layout
+    peft = []
+    if setup.method in ("lora", "qlora"):
+        peft = ["--use_peft", f"--lora_r {setup.lora_rank}"]
+        if setup.method == "qlora":
+            peft.append("--load_in_4bit")
+    parts = [
+        _accelerate(setup, node_rank, head),
+        "-m trl.scripts.sft",
+        f"--model_name_or_path {shlex.quote(hf_repo(arch))}",
+        f"--dataset_name {TRL_DATASET} --packing --max_length {setup.seq_len}",
+        f"--per_device_train_batch_size {layout.micro_batch}",
+        f"--gradient_accumulation_steps {layout.gradient_accumulation}",
+        *(["--gradient_checkpointing"] if layout.recompute != "none" else []),
+        f"--max_steps {setup.steps} --logging_steps {setup.log_freq} --bf16 --output_dir outputs",
+        *peft,
+    ]
+    return " ".join(parts)
+
+
+def train_commands(setup: TrainSetup, config_file: str) -> tuple[list[str], dict[str, str]]:
+    """The setup and run lines of the plan's stack, and the files they read (torchtitan's config)."""
+    if setup.stack == "standard":
+        return ["pip install trl peft accelerate deepspeed bitsandbytes"], {}
+    return ["pip install torchtitan"], {config_file: torchtitan_toml(setup)}
+
+
+def train_run(setup: TrainSetup, config_file: str, *, node_rank: str = "0", head: str = "localhost") -> str:
+    """The line that runs the plan's training on one node."""
+    if setup.stack == "standard":
+        return trl_sft_line(setup, setup.arch, node_rank=node_rank, head=head)
+    return torchrun_line(setup.nodes, setup.gpus_per_node, config_file, node_rank=node_rank, head=head)

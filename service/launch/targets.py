@@ -15,7 +15,7 @@ import msgspec
 
 from pricing import AliasTable, NameContext, UnresolvedGpuName
 from service.db.snapshot import CatalogSnapshot
-from service.launch.commands import SERVE_PORT, TrainSetup, torchtitan_toml, vllm_serve_line
+from service.launch.commands import SERVE_PORT, TrainSetup, train_commands, train_run, vllm_serve_line
 from service.launch.errors import CannotLaunch
 from service.plans.pipeline import workload_of
 from service.plans.schemas import AnyPlan, OfferRef, PlanOut, ReplicaOut, ServingPlanOut
@@ -117,28 +117,25 @@ def train_setup(
         gpus_per_node=plan.choice.gpu_count // max(plan.choice.instances, 1),
         log_freq=log_freq,
         description=f"gpuplan {plan.plan_id}: {resolved.arch.name} {plan.kind}",
+        stack=resolved.stack,
+        method=resolved.method,
+        lora_rank=resolved.lora_rank,
     )
 
 
 def _train_group(snapshot: CatalogSnapshot, request: PlanRequest, plan: PlanOut) -> LaunchGroup:
     choice, data = plan.choice, plan.estimate.data
     setup = train_setup(request, plan)
-    if setup.nodes > 1:
-        run = (
-            f"torchrun --nnodes={setup.nodes} --nproc_per_node={setup.gpus_per_node} --node_rank=$NODE_RANK "
-            f"--master_addr=$HEAD --master_port=29500 -m torchtitan.train --job.config_file {CONFIG_FILE}"
-        )
-    else:
-        run = f"torchrun --nnodes=1 --nproc_per_node={setup.gpus_per_node} --standalone -m torchtitan.train --job.config_file {CONFIG_FILE}"
+    install, files = train_commands(setup, CONFIG_FILE)
     return LaunchGroup(
         name=f"gpuplan-{plan.plan_id.removeprefix('pl-')}",
         where=_where(snapshot, choice.gpu_name, setup.gpus_per_node, choice.offer),
         nodes=setup.nodes,
         disk_gb=_disk(data.download_gb + data.checkpoint_gb * data.checkpoints_kept),
         kind="train",
-        setup="pip install torchtitan",
-        run=run,
-        files={CONFIG_FILE: torchtitan_toml(setup)},
+        setup="\n".join(install),
+        run=train_run(setup, CONFIG_FILE, node_rank="$NODE_RANK", head="$HEAD"),
+        files=files,
     )
 
 

@@ -244,3 +244,35 @@ def test_an_unknown_plan_is_404(client: Client) -> None:
     response = client.get("/v1/plans/pl-0000000000000000/launch", params={"format": "skypilot"})
     assert response.status_code == 404
     assert response.headers["content-type"].startswith("application/problem+json")
+
+
+def test_a_lora_fine_tune_launches_trl_under_accelerate(
+    client: Client, sky: ModuleType, tmp_path: Path
+) -> None:
+    """Fine-tunes run on the standard stack (Transformers + PEFT + Accelerate): TRL's SFT script with
+    the plan's micro-batch, accumulation and steps, LoRA at the workload's rank (examples/workloads)."""
+    body = {
+        "kind": "fine_tune",
+        "model": {"name": "meta-llama/Llama-3.1-8B"},
+        "method": "lora",
+        "micro_batch": 4,
+        "seq_len": 2048,
+        "recompute": "selective",
+        "tokens": 2_000_000_000,
+        "lora_rank": 16,
+    }
+    plan = _plan(client, body)
+    layout, choice = plan["choice"]["layout"], plan["choice"]
+    task = _sky_task(sky, _launch(client, plan["plan_id"], "skypilot"), tmp_path)
+    run = task.run
+    assert run.startswith(f"accelerate launch --num_processes {choice['gpu_count']} -m trl.scripts.sft")
+    for flag in (
+        f"--per_device_train_batch_size {layout['micro_batch']}",
+        f"--gradient_accumulation_steps {layout['gradient_accumulation']}",
+        "--max_length 2048",
+        "--gradient_checkpointing",
+        "--use_peft --lora_r 16",
+    ):
+        assert flag in run
+    steps = int(re.search(r"--max_steps (\d+)", run).group(1))  # type: ignore[union-attr]
+    assert steps * layout["global_batch_tokens"] >= plan["estimate"]["work"]
