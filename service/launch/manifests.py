@@ -7,7 +7,7 @@ is a SkyServe service (``service.replicas``, ``readiness_probe``) on ``resources
 
 Kubernetes: a training plan on one node is a ``batch/v1`` Job; on several nodes a JobSet
 (``jobset.x-k8s.io/v1alpha2``) of one Indexed Job whose pods reach the first one through the JobSet's
-headless service; the torchtitan config is a ConfigMap. A serving fleet is a Deployment and a Service
+headless service; a torchtitan config is a ConfigMap mounted in the pods. A serving fleet is a Deployment and a Service
 per replica type. Every pod asks for its node's GPUs as ``nvidia.com/gpu``.
 """
 
@@ -69,7 +69,8 @@ def _header(group: LaunchGroup, plan_id: str) -> str:
         if where.provider
         else "owned GPUs: set infra to your own cluster (k8s or ssh/<node pool>)"
     )
-    lines = [f"# gpuplan plan {plan_id}: {group.nodes} x {where.gpus_per_node} {where.gpu_name}, {seller}"]
+    nodes = f"{group.nodes} node" + ("s" if group.nodes != 1 else "")
+    lines = [f"# gpuplan plan {plan_id}: {nodes} of {where.gpus_per_node} {where.gpu_name}, {seller}"]
     if where.provider and where.provider not in SKYPILOT_CLOUDS:
         lines.append(f"# {where.provider} is not a SkyPilot cloud: no infra is set")
     return "\n".join(lines) + "\n"
@@ -122,13 +123,14 @@ def _container(group: LaunchGroup, command: str) -> dict[str, Any]:
         container["readinessProbe"] = {"httpGet": {"path": "/health", "port": group.port}}
     else:
         container["workingDir"] = "/workspace"
-        container["volumeMounts"].append({"name": "config", "mountPath": "/workspace/config"})
+        if group.files:
+            container["volumeMounts"].append({"name": "config", "mountPath": "/workspace/config"})
     return container
 
 
 def _pod(group: LaunchGroup, command: str, labels: dict[str, str]) -> dict[str, Any]:
     volumes: list[dict[str, Any]] = [{"name": "shm", "emptyDir": {"medium": "Memory"}}]
-    if group.kind == "train":
+    if group.kind == "train" and group.files:
         volumes.append({"name": "config", "configMap": {"name": group.name}})
     spec: dict[str, Any] = {"containers": [_container(group, command)], "volumes": volumes}
     if group.kind == "train":
@@ -150,12 +152,18 @@ def _job_spec(group: LaunchGroup, command: str, labels: dict[str, str]) -> dict[
 
 def _training(group: LaunchGroup) -> list[dict[str, Any]]:
     labels = {"app.kubernetes.io/name": group.name, "app.kubernetes.io/managed-by": "gpuplan"}
-    config = {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": group.name, "labels": labels},
-        "data": dict(group.files),
-    }
+    config = (
+        [
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": group.name, "labels": labels},
+                "data": dict(group.files),
+            }
+        ]
+        if group.files
+        else []
+    )
     if group.nodes <= 1:
         job = {
             "apiVersion": "batch/v1",
@@ -163,7 +171,7 @@ def _training(group: LaunchGroup) -> list[dict[str, Any]]:
             "metadata": {"name": group.name, "labels": labels},
             "spec": _job_spec(group, _train_command(group), labels),
         }
-        return [config, job]
+        return [*config, job]
     head = f"{group.name}-workers-0-0.{group.name}"
     command = f"export NODE_RANK=$JOB_COMPLETION_INDEX HEAD={head} && {_train_command(group)}"
     jobset = {
@@ -177,7 +185,7 @@ def _training(group: LaunchGroup) -> list[dict[str, Any]]:
             ],
         },
     }
-    return [config, jobset]
+    return [*config, jobset]
 
 
 def _serving(group: LaunchGroup) -> list[dict[str, Any]]:
