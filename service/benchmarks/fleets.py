@@ -20,7 +20,7 @@ import math
 from typing import Final
 
 from service.benchmarks.schemas import BenchmarkCandidate, BenchmarkRecipe, CostBand
-from service.benchmarks.value import bench_charge, expected_saving
+from service.benchmarks.value import bench_charge, overlaps, valued
 from service.launch.commands import BenchLine, vllm_bench_line, vllm_serve_line
 from service.plans.fleets import FleetSpec, SolvedFleet
 from service.plans.inputs import PlanInputs
@@ -140,14 +140,15 @@ def fleet_candidates(inputs: Inputs, solved: SolvedFleet) -> list[BenchmarkCandi
     chosen = fleet_cost_band(solved)
     found = []
     for (gpu, tp, precision), (rtype, band) in _cheapest(inputs, solved).items():
-        if band.low_usd > chosen.high_usd or band.high_usd < chosen.low_usd:
+        if not overlaps(band, chosen):
             continue
         recipe = _recipe(rtype, inputs, solved)
-        saving = expected_saving(chosen.expected_usd, band.low_usd, band.expected_usd, band.high_usd)
         caps = [c for c in rtype.capacities if c.requests_per_s > 0]
         found.append(
-            BenchmarkCandidate(
-                rank=0,
+            valued(
+                chosen,
+                band,
+                recipe,
                 gpu=gpu,
                 gpu_name=solved.options.setups[rtype.type_id].gpu.name,
                 gpu_count=recipe.gpus,
@@ -156,12 +157,6 @@ def fleet_candidates(inputs: Inputs, solved: SolvedFleet) -> list[BenchmarkCandi
                 layout=None,
                 provenance="measured" if all(c.provenance == "measured" for c in caps) else "derived",
                 confidence=min((c.confidence for c in caps), key=("low", "medium", "high").index),
-                cost=band,
-                expected_saving_usd=saving,
-                benchmark_cost_usd=recipe.cost_usd,
-                net_value_usd=saving - recipe.cost_usd,
-                worth_it=saving > recipe.cost_usd,
-                recipe=recipe,
             )
         )
     return found

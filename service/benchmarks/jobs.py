@@ -15,7 +15,7 @@ import math
 from typing import Final
 
 from service.benchmarks.schemas import BenchmarkCandidate, BenchmarkRecipe, CostBand
-from service.benchmarks.value import bench_charge, expected_saving
+from service.benchmarks.value import bench_charge, overlaps, valued
 from service.launch.commands import TrainSetup, train_commands, train_run
 from service.launch.targets import CONFIG_FILE
 from service.plans.inputs import PlanInputs
@@ -120,30 +120,20 @@ def job_candidates(inputs: Inputs, result: PlanResult) -> list[BenchmarkCandidat
     """The kept configurations whose cost band overlaps the chosen one's, each with its recipe and
     value (unranked: ``rank`` is 0)."""
     chosen = job_cost_band(result.choice)
-    found = []
-    for c in _kept(result):
-        band = job_cost_band(c)
-        if band.low_usd > chosen.high_usd or band.high_usd < chosen.low_usd:
-            continue
-        recipe = _recipe(c, inputs)
-        saving = expected_saving(chosen.expected_usd, band.low_usd, band.expected_usd, band.high_usd)
-        found.append(
-            BenchmarkCandidate(
-                rank=0,
-                gpu=c.supply.gpu_id,
-                gpu_name=inputs.snapshot.gpu_spec(c.supply.gpu_id).name,
-                gpu_count=c.gpu_count,
-                tp=c.tp,
-                precision=None,
-                layout=c.layout,
-                provenance=c.throughput.provenance,
-                confidence=c.throughput.confidence,
-                cost=band,
-                expected_saving_usd=saving,
-                benchmark_cost_usd=recipe.cost_usd,
-                net_value_usd=saving - recipe.cost_usd,
-                worth_it=saving > recipe.cost_usd,
-                recipe=recipe,
-            )
+    return [
+        valued(
+            chosen,
+            band,
+            _recipe(c, inputs),
+            gpu=c.supply.gpu_id,
+            gpu_name=inputs.snapshot.gpu_spec(c.supply.gpu_id).name,
+            gpu_count=c.gpu_count,
+            tp=c.tp,
+            precision=None,
+            layout=c.layout,
+            provenance=c.throughput.provenance,
+            confidence=c.throughput.confidence,
         )
-    return found
+        for c, band in ((c, job_cost_band(c)) for c in _kept(result))
+        if overlaps(band, chosen)
+    ]

@@ -14,13 +14,15 @@ an hourly-billed offer pays the hour.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
+import msgspec
 import numpy as np
 
-from solver import CHARGE_NAMES, JobTerms, Supply, complete_charges
+from service.benchmarks.schemas import BenchmarkCandidate, BenchmarkRecipe, CostBand
+from solver import CHARGE_NAMES, NOTHING_MOVED, Supply, complete_charges
 
-__all__ = ["BenchCharge", "bench_charge", "expected_saving"]
+__all__ = ["BenchCharge", "bench_charge", "expected_saving", "overlaps", "valued"]
 
 _POINTS: Final = 2001
 """Quadrature points over a cost band."""
@@ -51,15 +53,7 @@ class BenchCharge:
 def bench_charge(supply: Supply, units: int, gpus: int, hours: float, download_gb: float) -> BenchCharge:
     """The complete charge of ``hours`` of benchmarking on ``units`` instances of ``supply`` that each
     download ``download_gb`` (the weights) first; nothing is kept or sent out, no work is lost."""
-    job = JobTerms(
-        download_gb=download_gb,
-        dataset_gb=0.0,
-        checkpoint_gb=0.0,
-        checkpoints_kept=0,
-        egress_gb=0.0,
-        checkpoint_every_hours=None,
-        loses_work=False,
-    )
+    job = msgspec.structs.replace(NOTHING_MOVED, download_gb=download_gb)
     charges = complete_charges(
         np.array([hours]),
         np.array([float(units)]),
@@ -72,3 +66,24 @@ def bench_charge(supply: Supply, units: int, gpus: int, hours: float, download_g
     )
     breakdown = {name: float(charges.parts[name][0]) for name in CHARGE_NAMES}
     return BenchCharge(float(charges.total_usd[0]), float(charges.setup_hours[0]), breakdown)
+
+
+def overlaps(band: CostBand, chosen: CostBand) -> bool:
+    """Whether two cost bands share a range (the configuration could be the cheaper one)."""
+    return band.low_usd <= chosen.high_usd and band.high_usd >= chosen.low_usd
+
+
+def valued(chosen: CostBand, band: CostBand, recipe: BenchmarkRecipe, **fields: Any) -> BenchmarkCandidate:
+    """A candidate with its band, recipe, expected saving against ``chosen`` and net value (rank 0:
+    unranked)."""
+    saving = expected_saving(chosen.expected_usd, band.low_usd, band.expected_usd, band.high_usd)
+    return BenchmarkCandidate(
+        rank=0,
+        cost=band,
+        expected_saving_usd=saving,
+        benchmark_cost_usd=recipe.cost_usd,
+        net_value_usd=saving - recipe.cost_usd,
+        worth_it=saving > recipe.cost_usd,
+        recipe=recipe,
+        **fields,
+    )

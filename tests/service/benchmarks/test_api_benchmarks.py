@@ -15,21 +15,11 @@ from litestar.testing import TestClient
 from service.benchmarks.fleets import MIN_PROMPTS, WARMUPS
 from service.benchmarks.jobs import MEASURE_STEPS, MIN_MEASURE_S, WARMUP_STEPS
 from tests.service.admin import AUTH
+from tests.service.plans.test_api_serving_plans import MIX, SERVING
 
 Client = TestClient[Any]
 
 TRAIN = {"kind": "train", "model": {"name": "Llama 3.1 8B"}, "tokens": 20_000_000_000}
-MIX = [
-    {"input_tokens": 20, "output_tokens": 20, "share": 0.5},
-    {"input_tokens": 800, "output_tokens": 1500, "share": 0.5},
-]
-SERVING = {
-    "kind": "serving",
-    "model": {"name": "Llama-2-7b"},
-    "requests_per_s": 20,
-    "request_mix": MIX,
-    "hours": 100,
-}
 
 
 def _shortlist(client: Client, body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

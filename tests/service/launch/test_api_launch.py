@@ -21,6 +21,7 @@ from litestar.testing import TestClient
 from service.launch.manifests import SKYPILOT_CLOUDS
 from service.launch.targets import CONFIG_FILE, MIN_DISK_GB
 from tests.deploy.test_kubernetes import K8S_VERSIONS
+from tests.service.plans.test_api_serving_plans import SERVING  # a fleet of two replica types
 
 Client = TestClient[Any]
 
@@ -33,17 +34,6 @@ SPOT_TRAIN = {
     "constraints": {"deadline_hours": 100, "spot": True},
 }
 """Several spot nodes: the deadline needs more GPUs than one instance holds."""
-SERVING = {
-    "kind": "serving",
-    "model": {"name": "Llama-2-7b"},
-    "requests_per_s": 20,
-    "request_mix": [
-        {"input_tokens": 20, "output_tokens": 20, "share": 0.5},
-        {"input_tokens": 800, "output_tokens": 1500, "share": 0.5},
-    ],
-    "hours": 100,
-}
-"""The serving example of tests/service/plans/test_api_serving_plans.py: a fleet of two replica types."""
 
 
 def _plan(client: Client, body: dict[str, Any]) -> dict[str, Any]:

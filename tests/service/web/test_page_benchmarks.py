@@ -8,17 +8,9 @@ from typing import Any
 
 from litestar.testing import TestClient
 
+from tests.service.plans.test_api_serving_plans import SERVING as FLEET
+
 Client = TestClient[Any]
-FLEET = {
-    "kind": "serving",
-    "model": {"name": "Llama-2-7b"},
-    "requests_per_s": 20,
-    "request_mix": [
-        {"input_tokens": 20, "output_tokens": 20, "share": 0.5},
-        {"input_tokens": 800, "output_tokens": 1500, "share": 0.5},
-    ],
-    "hours": 100,
-}
 
 
 def test_the_plan_page_leads_to_the_short_list_and_the_launch_files(client: Client) -> None:
