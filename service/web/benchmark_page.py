@@ -15,6 +15,7 @@ from service.benchmarks.shortlist import benchmark_shortlist
 from service.errors import ServiceError
 from service.plans.pipeline import PlanService
 from service.web.render import page
+from solver import InvalidWorkload, SolverError
 
 __all__ = ["BENCHMARK_PAGES"]
 
@@ -31,6 +32,8 @@ def benchmarks_page(
         answer = benchmark_shortlist(plans, plan_id)
     except ServiceError as exc:
         return page("not_found.html", status_code=exc.status_code, what=exc.detail)
+    except (SolverError, InvalidWorkload) as exc:  # the stored request no longer plans on this catalog
+        return page("not_found.html", status_code=422, what=f"plan {plan_id} cannot be planned again: {exc}")
     return page("benchmarks.html", answer=answer)
 
 
