@@ -1,18 +1,17 @@
-"""GET /v1/plans/{plan_id}/launch: stored plans as SkyPilot tasks (loaded by SkyPilot's own
-``sky.Task.from_yaml``) and Kubernetes manifests (validated strictly by kubernetes-validate, as
+"""GET /v1/plans/{plan_id}/launch: stored plans as SkyPilot tasks (validated against SkyPilot's own
+schemas, as ``sky.Task.from_yaml`` validates them) and Kubernetes manifests (validated strictly by kubernetes-validate, as
 tests/deploy does), for a training plan on one node, one on several spot nodes, and a serving fleet."""
 
 from __future__ import annotations
 
-import importlib
+import json
 import re
 import tomllib
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
@@ -65,21 +64,42 @@ def _launch(client: Client, plan_id: str, fmt: str, **params: Any) -> str:
     return response.text
 
 
-@pytest.fixture(scope="module")
-def sky(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
-    """SkyPilot, imported with a home of its own (it keeps state in ~/.sky) and its import-time
-    deprecation warnings (SQLAlchemy 2.0, its dependencies') silenced: they are not this project's."""
-    with pytest.MonkeyPatch.context() as patch, warnings.catch_warnings():
-        patch.setenv("HOME", str(tmp_path_factory.mktemp("sky-home")))
-        warnings.simplefilter("ignore")
-        yield importlib.import_module("sky")
+_SKYPILOT = Path(__file__).parent / "skypilot"
 
 
-def _sky_task(sky: ModuleType, text: str, tmp_path: Path) -> Any:
-    """The task as SkyPilot reads it (no cloud credentials needed; a bad field raises)."""
-    path = tmp_path / "task.yaml"
-    path.write_text(text)
-    return sky.Task.from_yaml(str(path))
+def _skypilot_validator(name: str) -> Any:
+    """SkyPilot 0.14.1's validator for one of its schemas (``skypilot/README.md``): Draft 7 with its two
+    enum keywords, as ``sky/utils/validator.py`` builds it."""
+
+    def case_insensitive(validator: Any, enums: list[str], instance: str, schema: Any) -> Iterator[Any]:
+        if instance.lower() not in [e.lower() for e in enums]:
+            yield jsonschema.ValidationError(f"{instance!r} is not one of {enums!r}")
+
+    def case_sensitive(validator: Any, enums: list[str], instance: str, schema: Any) -> Iterator[Any]:
+        if instance not in enums:
+            yield jsonschema.ValidationError(f"{instance!r} is not one of {enums!r}")
+
+    cls = jsonschema.validators.extend(
+        jsonschema.Draft7Validator,
+        validators={"case_insensitive_enum": case_insensitive, "case_sensitive_enum": case_sensitive},
+    )
+    return cls(json.loads((_SKYPILOT / f"{name}_schema.json").read_text()))
+
+
+def _sky_task(text: str) -> dict[str, Any]:
+    """The task, validated as ``sky.Task.from_yaml`` validates it: the task, its resources and its
+    service each against SkyPilot's schema (an unknown field or a bad value raises)."""
+    task: dict[str, Any] = yaml.safe_load(text)
+    _skypilot_validator("task").validate({k: v for k, v in task.items() if v is not None})
+    _skypilot_validator("resources").validate(task["resources"])
+    if "service" in task:
+        _skypilot_validator("service").validate(task["service"])
+    return task
+
+
+def _accelerators(task: dict[str, Any]) -> tuple[str, int]:
+    name, count = task["resources"]["accelerators"].split(":")
+    return name, int(count)
 
 
 def _toml_in(setup: str) -> dict[str, Any]:
@@ -101,42 +121,40 @@ def _check_layout(config: dict[str, Any], layout: dict[str, Any]) -> None:
     assert (config["model"]["name"], config["model"]["flavor"]) == ("llama3", "8B")  # torchtitan's Llama 3 8B
 
 
-def test_a_one_node_training_plan_is_a_skypilot_task_skypilot_loads(
-    client: Client, train_plan: dict[str, Any], sky: ModuleType, tmp_path: Path
+def test_a_one_node_training_plan_is_a_skypilot_task_skypilot_accepts(
+    client: Client, train_plan: dict[str, Any]
 ) -> None:
     choice, offer = train_plan["choice"], train_plan["choice"]["offer"]
     assert choice["instances"] == 1
-    task = _sky_task(sky, _launch(client, train_plan["plan_id"], "skypilot"), tmp_path)
-    (resources,) = task.resources
-    assert task.num_nodes == 1
-    assert list(resources.accelerators.values()) == [choice["gpu_count"]]
-    assert resources.use_spot is False
-    assert resources.disk_size >= MIN_DISK_GB
-    if offer["provider"] in SKYPILOT_CLOUDS:
-        assert str(resources.cloud).lower() == offer["provider"]
-        assert resources.region == offer["region"]
-    config = _toml_in(task.setup)
+    task = _sky_task(_launch(client, train_plan["plan_id"], "skypilot"))
+    resources = task["resources"]
+    assert task["num_nodes"] == 1
+    assert _accelerators(task)[1] == choice["gpu_count"]
+    assert resources["use_spot"] is False
+    assert resources["disk_size"] >= MIN_DISK_GB
+    assert offer["provider"] in SKYPILOT_CLOUDS
+    assert resources["infra"] == f"{offer['provider']}/{offer['region']}"
+    config = _toml_in(task["setup"])
     _check_layout(config, choice["layout"])
     assert (
         config["training"]["steps"] * choice["layout"]["global_batch_tokens"]
         >= train_plan["estimate"]["work"]
     )
-    assert f"--nproc_per_node={choice['gpu_count']} --standalone" in task.run
+    assert f"--nproc_per_node={choice['gpu_count']} --standalone" in task["run"]
 
 
 def test_a_multi_node_spot_plan_launches_every_node_on_spot(
-    client: Client, spot_plan: dict[str, Any], sky: ModuleType, tmp_path: Path
+    client: Client, spot_plan: dict[str, Any]
 ) -> None:
     choice = spot_plan["choice"]
     assert choice["instances"] > 1 and choice["offer"]["pricing"] == "spot"
     per_node = choice["gpu_count"] // choice["instances"]
-    task = _sky_task(sky, _launch(client, spot_plan["plan_id"], "skypilot"), tmp_path)
-    (resources,) = task.resources
-    assert task.num_nodes == choice["instances"]
-    assert resources.use_spot is True
-    assert list(resources.accelerators.values()) == [per_node]
-    assert "--node_rank=$NODE_RANK --master_addr=$HEAD" in task.run
-    assert "SKYPILOT_NODE_RANK" in task.run and "SKYPILOT_NODE_IPS" in task.run
+    task = _sky_task(_launch(client, spot_plan["plan_id"], "skypilot"))
+    assert task["num_nodes"] == choice["instances"]
+    assert task["resources"]["use_spot"] is True
+    assert _accelerators(task)[1] == per_node
+    assert "--node_rank=$NODE_RANK --master_addr=$HEAD" in task["run"]
+    assert "SKYPILOT_NODE_RANK" in task["run"] and "SKYPILOT_NODE_IPS" in task["run"]
 
 
 def _validate(resource: dict[str, Any]) -> None:
@@ -200,18 +218,17 @@ def test_a_serving_fleet_is_a_deployment_and_service_per_replica_type(
 
 
 def test_each_replica_type_is_a_skypilot_service_and_a_mix_needs_one_named(
-    client: Client, serving_plan: dict[str, Any], sky: ModuleType, tmp_path: Path
+    client: Client, serving_plan: dict[str, Any]
 ) -> None:
     replicas = serving_plan["choice"]["replicas"]
     assert len(replicas) == 2  # the fleet mixes two types
     mixed = client.get(f"/v1/plans/{serving_plan['plan_id']}/launch", params={"format": "skypilot"})
     assert mixed.status_code == 422 and mixed.json()["field"] == "replica_type"
     for i, replica in enumerate(replicas):
-        task = _sky_task(sky, _launch(client, serving_plan["plan_id"], "skypilot", replica_type=i), tmp_path)
-        (resources,) = task.resources
-        assert task.service.min_replicas == replica["instances"]
-        assert list(resources.accelerators.values()) == [replica["gpus"] // replica["instances"]]
-        assert f"--tensor-parallel-size {replica['tp']}" in task.run
+        task = _sky_task(_launch(client, serving_plan["plan_id"], "skypilot", replica_type=i))
+        assert task["service"]["replicas"] == replica["instances"]
+        assert _accelerators(task)[1] == replica["gpus"] // replica["instances"]
+        assert f"--tensor-parallel-size {replica['tp']}" in task["run"]
 
 
 @pytest.mark.parametrize(
@@ -236,9 +253,7 @@ def test_an_unknown_plan_is_404(client: Client) -> None:
     assert response.headers["content-type"].startswith("application/problem+json")
 
 
-def test_a_lora_fine_tune_launches_trl_under_accelerate(
-    client: Client, sky: ModuleType, tmp_path: Path
-) -> None:
+def test_a_lora_fine_tune_launches_trl_under_accelerate(client: Client) -> None:
     """Fine-tunes run on the standard stack (Transformers + PEFT + Accelerate): TRL's SFT script with
     the plan's micro-batch, accumulation and steps, LoRA at the workload's rank (examples/workloads)."""
     body = {
@@ -253,8 +268,8 @@ def test_a_lora_fine_tune_launches_trl_under_accelerate(
     }
     plan = _plan(client, body)
     layout, choice = plan["choice"]["layout"], plan["choice"]
-    task = _sky_task(sky, _launch(client, plan["plan_id"], "skypilot"), tmp_path)
-    run = task.run
+    task = _sky_task(_launch(client, plan["plan_id"], "skypilot"))
+    run = task["run"]
     assert run.startswith(f"accelerate launch --num_processes {choice['gpu_count']} -m trl.scripts.sft")
     for flag in (
         f"--per_device_train_batch_size {layout['micro_batch']}",
@@ -266,3 +281,22 @@ def test_a_lora_fine_tune_launches_trl_under_accelerate(
         assert flag in run
     steps = int(re.search(r"--max_steps (\d+)", run).group(1))  # type: ignore[union-attr]
     assert steps * layout["global_batch_tokens"] >= plan["estimate"]["work"]
+
+
+def test_the_skypilot_schemas_refuse_what_skypilot_refuses(
+    client: Client, train_plan: dict[str, Any]
+) -> None:
+    """The vendored schemas are strict: a misspelt field or a seller SkyPilot does not know fails."""
+    task = yaml.safe_load(_launch(client, train_plan["plan_id"], "skypilot"))
+    with pytest.raises(jsonschema.ValidationError):
+        _sky_task(yaml.safe_dump({**task, "num_node": 2}))
+    with pytest.raises(jsonschema.ValidationError):
+        _sky_task(yaml.safe_dump({**task, "resources": {**task["resources"], "infra": "spheron/us"}}))
+
+
+def test_a_seller_skypilot_does_not_know_gets_no_infra(client: Client) -> None:
+    plan = _plan(client, {**TRAIN, "constraints": {"providers": ["spheron"]}})
+    assert plan["choice"]["offer"]["provider"] == "spheron" and "spheron" not in SKYPILOT_CLOUDS
+    text = _launch(client, plan["plan_id"], "skypilot")
+    assert "# spheron is not a SkyPilot cloud: no infra is set" in text
+    assert "infra" not in _sky_task(text)["resources"]
