@@ -30,7 +30,7 @@ from service.price_sheets.sources import load_sources
 from service.server.check import register as register_check
 from service.server.limits import MAX_HEAD_BYTES, head_limited_h11
 from service.settings import Settings
-from solver import InvalidWorkload
+from solver import SolverError
 
 __all__ = ["main"]
 
@@ -133,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ServiceError as exc:
         print(f"gpuplan: {exc.detail}", file=sys.stderr)
         return 2 if exc.status_code == 400 else 1
-    except InvalidWorkload as exc:
+    except SolverError as exc:  # a workload, layout or constraint the solver cannot answer (a 4xx in the API)
         print(f"gpuplan: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `gpuplan offers | head`: the reader left; say nothing more

@@ -31,7 +31,7 @@ from pricing import (
 from service.db.backend import Cursor
 from service.db.gpu_rows import GPU_COLUMNS, gpu_from_row
 from service.db.mig_profiles import read_mig_profiles
-from solver import GpuSpec, MeasuredProfile, ProfileIndex, ServingProfile, SliceSpec, slices_of
+from solver import GpuSpec, MeasuredProfile, ProfileIndex, ServingProfile, SliceSpec, scale_term, slices_of
 
 __all__ = ["CatalogSnapshot", "CurrentOffer", "Derived", "OwnershipRows", "SheetInfo", "read_snapshot"]
 
@@ -161,9 +161,10 @@ class CatalogSnapshot(msgspec.Struct, frozen=True, kw_only=True):
                 self.built.put(key, value)
 
     def warm(self) -> None:
-        """Build the structures every plan needs now (the class-model fit takes about half a second),
-        so the first plan after a start or a change is as fast as the rest."""
-        self.profile_index()
+        """Build the structures every plan needs now (the class-model fit and the efficiency-at-scale
+        term take a second or two between them), so the first plan after a start or a change does not
+        pay for them."""
+        scale_term(self.profile_index())
 
     def gpu_spec(self, gpu_id: str) -> GpuSpec:
         """A whole GPU or a MIG slice by id (``KeyError`` when neither)."""

@@ -23,6 +23,7 @@ from service.plans.render import (
 )
 from service.plans.schemas import (
     AlternativeOut,
+    BelowHeadroomPoint,
     ChoiceOut,
     EstimateOut,
     MemoryOut,
@@ -124,6 +125,7 @@ class JobPlans:
             alternatives=_alternatives(result),
             rejected=rejected_gpus(inputs.snapshot, result.rejected),
             pareto=_pareto(result),
+            pareto_below_headroom=_below_headroom(result),
             pricing_options=pricing_options(result, request.owned_utilization),
             warnings=[
                 *candidate_warnings(chosen, request.constraints.deadline_hours),
@@ -187,6 +189,24 @@ def _pareto(result: PlanResult) -> list[ParetoPoint]:
     return [
         body_of(ParetoPoint, p, p.supply, gpu=p.supply.gpu_id, chosen=p is result.choice)
         for p in result.pareto
+    ]
+
+
+def _below_headroom(result: PlanResult) -> list[BelowHeadroomPoint]:
+    chosen = result.choice
+    return [
+        body_of(
+            BelowHeadroomPoint,
+            p,
+            p.supply,
+            gpu=p.supply.gpu_id,
+            per_gpu_gib=p.memory.per_gpu_gib,
+            band_high_gib=p.memory.band.high_gib,
+            headroom=1.0 - p.memory.per_gpu_gib / p.capacity_gib,
+            usd_below_choice=chosen.cost_usd - p.cost_usd,
+            hours_below_choice=chosen.hours - p.hours,
+        )
+        for p in result.below_headroom
     ]
 
 
