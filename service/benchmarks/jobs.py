@@ -16,17 +16,26 @@ from typing import Final
 
 from service.benchmarks.schemas import BenchmarkCandidate, BenchmarkRecipe, CostBand
 from service.benchmarks.value import bench_charge, overlaps, valued
-from service.launch.commands import TrainSetup, train_commands, train_run
+from service.launch.commands import TrainSetup, train_commands, train_run, vllm_throughput_line
 from service.launch.targets import CONFIG_FILE
 from service.plans.inputs import PlanInputs
-from solver import Candidate, JobPlanRequest, JobTermsWithRules, PlanResult, complete_bands
+from solver import (
+    BatchInferencePlan,
+    Candidate,
+    JobPlanRequest,
+    JobTermsWithRules,
+    PlanResult,
+    complete_bands,
+)
 
-__all__ = ["MEASURE_STEPS", "MIN_MEASURE_S", "WARMUP_STEPS", "job_candidates", "job_cost_band"]
+__all__ = ["MEASURE_STEPS", "MIN_MEASURE_S", "MIN_PROMPTS", "WARMUP_STEPS", "job_candidates", "job_cost_band"]
 
 WARMUP_STEPS: Final = 10
 MEASURE_STEPS: Final = 40
 MIN_MEASURE_S: Final = 300.0
 _MIN_WARMUP_S: Final = 60.0
+MIN_PROMPTS: Final = 200
+"""Batch inference: the fewest prompts a throughput run sends."""
 
 Inputs = PlanInputs[JobPlanRequest, JobTermsWithRules]
 
@@ -56,7 +65,51 @@ def _step_seconds(c: Candidate) -> float | None:
     return c.layout.global_batch_tokens / c.throughput.value
 
 
+def _inference_recipe(c: Candidate, inputs: Inputs) -> BenchmarkRecipe:
+    """Batch inference: one engine (``tp`` GPUs) of the configuration runs ``vllm bench throughput`` on
+    prompts of the plan's sizes, enough for :data:`MIN_MEASURE_S` at its share of the planned rate."""
+    request, seq_len = inputs.request, inputs.resolved.seq_len
+    output = (request.output_len if isinstance(request, BatchInferencePlan) else None) or 1
+    per_engine = c.throughput.value * c.tp / max(c.gpu_count, 1)
+    unit = c.throughput.unit
+    requests_per_s = per_engine / (output if "output_token" in unit else seq_len if "token" in unit else 1)
+    prompts = max(MIN_PROMPTS, math.ceil(requests_per_s * MIN_MEASURE_S))
+    charge = bench_charge(
+        c.supply,
+        c.units,
+        c.gpu_count,
+        (_MIN_WARMUP_S + MIN_MEASURE_S) / 3600,
+        inputs.spec.terms.download_gb - inputs.spec.terms.dataset_gb,
+    )
+    line = vllm_throughput_line(
+        inputs.resolved.arch,
+        c.tp,
+        max(seq_len - output, 1),
+        output,
+        prompts,
+        f"gpuplan-{c.supply.gpu_id}-tp{c.tp}.json",
+    )
+    return BenchmarkRecipe(
+        provider=c.supply.provider,
+        instance_type=c.supply.instance_type,
+        region=c.supply.region,
+        pricing=c.supply.pricing,
+        instances=c.units,
+        gpus=c.gpu_count,
+        setup_minutes=charge.setup_hours * 60,
+        warmup_minutes=_MIN_WARMUP_S / 60,
+        measure_minutes=MIN_MEASURE_S / 60,
+        cost_usd=charge.total_usd,
+        breakdown=charge.breakdown,
+        commands=["pip install vllm", line],
+        rule=f"one engine of tp {c.tp}: {prompts} prompts, about {MIN_MEASURE_S / 60:g} min at its planned rate "
+        f"(at least {MIN_PROMPTS}), after {_MIN_WARMUP_S / 60:g} min of engine start and warm-up",
+    )
+
+
 def _recipe(c: Candidate, inputs: Inputs) -> BenchmarkRecipe:
+    if inputs.resolved.is_inference:
+        return _inference_recipe(c, inputs)
     step = _step_seconds(c)
     if step is None:
         warmup, measure, steps = _MIN_WARMUP_S, MIN_MEASURE_S, WARMUP_STEPS + MEASURE_STEPS

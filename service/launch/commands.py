@@ -1,7 +1,9 @@
 """The stack's own commands for a stored plan: for training on the ``optimized`` stack a torchtitan job
 config (TOML) and the ``torchrun`` line that starts it; on the ``standard`` stack (Transformers + PEFT +
 Accelerate, the fine-tuning default) TRL's SFT script under ``accelerate launch``; for serving
-``vllm serve`` and ``vllm bench serve`` lines.
+``vllm serve`` and ``vllm bench serve`` lines; for batch inference ``vllm bench throughput``
+(``vllm/benchmarks/throughput.py``: ``--backend --dataset-name random --input-len --output-len
+--num-prompts --output-json`` and the engine's ``--model --tensor-parallel-size``).
 
 Flags and keys follow the tools' own sources: torchtitan's ``JobConfig`` dataclasses
 (``torchtitan/config/job_config.py``: ``[training] local_batch_size, global_batch_size, seq_len, steps,
@@ -46,6 +48,7 @@ __all__ = [
     "trl_sft_line",
     "vllm_bench_line",
     "vllm_serve_line",
+    "vllm_throughput_line",
 ]
 
 SERVE_PORT: Final = 8000
@@ -281,3 +284,15 @@ def train_run(setup: TrainSetup, config_file: str, *, node_rank: str = "0", head
     if setup.stack == "standard":
         return trl_sft_line(setup, setup.arch, node_rank=node_rank, head=head)
     return torchrun_line(setup.nodes, setup.gpus_per_node, config_file, node_rank=node_rank, head=head)
+
+
+def vllm_throughput_line(
+    arch: ModelArch, tp: int, input_len: int, output_len: int, prompts: int, result: str
+) -> str:
+    """``vllm bench throughput`` (offline batch inference, ``vllm/benchmarks/throughput.py``): random
+    prompts of the plan's sizes on one ``tp``-GPU engine, the result saved as JSON."""
+    return (
+        f"vllm bench throughput --backend vllm --model {shlex.quote(hf_repo(arch))} --tensor-parallel-size {tp} "
+        f"--dataset-name random --input-len {input_len} --output-len {output_len} --num-prompts {prompts} "
+        f"--output-json {shlex.quote(result)}"
+    )

@@ -176,3 +176,28 @@ def test_a_body_is_refused_naming_it(client: Client, training: tuple[dict[str, A
     response = client.post(f"/v1/plans/{plan['plan_id']}/benchmarks", params={"top": 3})
     assert response.status_code == 400
     assert "top" in response.text
+
+
+def test_a_batch_inference_plan_benchmarks_with_vllm_bench_throughput(client: Client) -> None:
+    """Batch inference has no training step: each candidate runs one engine of its tensor-parallel
+    degree on prompts of the plan's sizes; the plan cannot be launched (no layout), a 422 naming it."""
+    body = {
+        "kind": "batch_inference",
+        "model": {"name": "Llama 3.1 8B"},
+        "samples": 1_000_000,
+        "seq_len": 1024,
+        "output_len": 256,
+    }
+    plan, answer = _shortlist(client, body)
+    _check_ranking(answer)
+    for c in answer["candidates"]:
+        install, line = c["recipe"]["commands"]
+        assert install == "pip install vllm"
+        words = shlex.split(line)
+        assert words[:3] == ["vllm", "bench", "throughput"]
+        flags = {w: words[i + 1] for i, w in enumerate(words) if w.startswith("--") and i + 1 < len(words)}
+        assert (flags["--input-len"], flags["--output-len"]) == ("768", "256")
+        assert flags["--tensor-parallel-size"] == str(c["tp"])
+        assert int(flags["--num-prompts"]) >= 200
+    launch = client.get(f"/v1/plans/{plan['plan_id']}/launch", params={"format": "kubernetes"})
+    assert launch.status_code == 422 and launch.json()["field"] == "plan_id"
