@@ -19,6 +19,7 @@ from service.db.store import Store
 from service.errors import ServiceError
 from service.price_sheets.refresh import Refresher
 from service.settings import Settings
+from service.web.benchmark_page import BENCHMARK_PAGES
 from service.web.buy_vs_rent_query import FIELDS, request_of
 from service.web.measurement_pages import MEASUREMENT_PAGES
 from service.web.plan_downloads import plan_csv
@@ -133,6 +134,7 @@ PAGES: Final[tuple[HTTPRouteHandler, ...]] = (
     schedule_csv,
     chart_svg,
     *PLAN_PAGES,
+    *BENCHMARK_PAGES,
     plan_list_page,
     plan_csv,
     *SHEET_PAGES,
