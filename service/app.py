@@ -32,8 +32,8 @@ from service.estimates.routes import ROUTES as ESTIMATE_ROUTES
 from service.estimates.schemas import MemoryRequest, ThroughputRequest
 from service.health import health_handler, package_version
 from service.http import ReadableResponse, check_request, require_admin
-from service.measurements.routes import ROUTES as MEASUREMENT_ROUTES
 from service.launch.routes import ROUTES as LAUNCH_ROUTES
+from service.measurements.routes import ROUTES as MEASUREMENT_ROUTES
 from service.openapi import (
     docs_assets_router,
     docs_pages,
