@@ -1,6 +1,6 @@
 """The ``gpuplan`` command line: ``serve`` is here; every other command is registered by its feature
 package's ``cli`` module (``db``, ``gpus`` and ``offers`` from ``catalog``, ``plan``, ``portfolio``, ``prices``,
-``buy-vs-rent``), which calls the same functions as the HTTP API on the same database file, or, while a
+``measurements``, ``buy-vs-rent``), which calls the same functions as the HTTP API on the same database file, or, while a
 running server holds that file (or ``--url`` names one), asks that server (``service.server.client``).
 """
 
@@ -12,7 +12,9 @@ import logging.config
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
+from service.benchmarks.cli import register as register_benchmarks
 from service.buy_vs_rent.cli import register as register_buy_vs_rent
 from service.catalog.cli import register as register_catalog
 from service.console import glue_dash_values
@@ -20,6 +22,8 @@ from service.db.cli import register as register_db
 from service.db.store import Store
 from service.errors import InvalidParameter, ServiceError
 from service.estimates.cli import register as register_estimates
+from service.launch.cli import register as register_launch
+from service.measurements.cli import register as register_measurements
 from service.ops.logs import log_config
 from service.plans.cli import register as register_plan
 from service.portfolios.cli import register as register_portfolio
@@ -28,7 +32,7 @@ from service.price_sheets.sources import load_sources
 from service.server.check import register as register_check
 from service.server.limits import MAX_HEAD_BYTES, head_limited_h11
 from service.settings import Settings
-from solver import InvalidWorkload
+from solver import SolverError
 
 __all__ = ["main"]
 
@@ -63,6 +67,14 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         h11_max_incomplete_event_size=MAX_HEAD_BYTES,
     )
     return 0
+
+
+def _register_plans(sub: Any) -> None:
+    """``gpuplan plans …``: commands on a stored plan, each registered by its feature package."""
+    plans = sub.add_parser("plans", help="act on a stored plan: what to benchmark next, launch files")
+    plans_sub = plans.add_subparsers(dest="plans_command", required=True)
+    register_benchmarks(plans_sub)
+    register_launch(plans_sub)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -101,7 +113,9 @@ def _parser() -> argparse.ArgumentParser:
         register_estimates,
         register_plan,
         register_portfolio,
+        _register_plans,
         register_prices,
+        register_measurements,
         register_buy_vs_rent,
         register_check,
     ):
@@ -123,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ServiceError as exc:
         print(f"gpuplan: {exc.detail}", file=sys.stderr)
         return 2 if exc.status_code == 400 else 1
-    except InvalidWorkload as exc:
+    except SolverError as exc:  # a workload, layout or constraint the solver cannot answer (a 4xx in the API)
         print(f"gpuplan: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `gpuplan offers | head`: the reader left; say nothing more

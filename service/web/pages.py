@@ -21,7 +21,9 @@ from service.errors import ServiceError
 from service.portfolios.demand import with_portfolio
 from service.price_sheets.refresh import Refresher
 from service.settings import Settings
+from service.web.benchmark_page import BENCHMARK_PAGES
 from service.web.buy_vs_rent_query import FIELDS, request_of
+from service.web.measurement_pages import MEASUREMENT_PAGES
 from service.web.plan_downloads import plan_csv
 from service.web.plan_list import plan_list_page
 from service.web.plan_pages import PLAN_PAGES
@@ -138,8 +140,10 @@ PAGES: Final[tuple[HTTPRouteHandler, ...]] = (
     chart_svg,
     *PLAN_PAGES,
     *PORTFOLIO_PAGES,
+    *BENCHMARK_PAGES,
     plan_list_page,
     plan_csv,
     *SHEET_PAGES,
+    *MEASUREMENT_PAGES,
 )
 """The page handlers, mounted at the root (the API lives under /v1)."""

@@ -103,7 +103,7 @@ async def plan_page(
 
 
 def _plan_field(field: str) -> str:
-    return field.removeprefix("model.").removeprefix("constraints.")
+    return field.removeprefix("model.").removeprefix("constraints.").split("[")[0]
 
 
 @post("/plan", **_ASYNC_PAGE)
@@ -144,6 +144,10 @@ def _pareto_svg(plan: PlanOut) -> bytes:
         axes.scatter(
             [p.hours for p in others], [p.cost_usd for p in others], label="other configurations on the front"
         )
+        edge = plan.pareto_below_headroom
+        if edge:
+            axes.scatter([p.hours for p in edge], [p.cost_usd for p in edge], marker="v", facecolors="none",
+                         edgecolors="#ff7f0e", label="fits only below the memory headroom")  # fmt: skip
         chosen = [p for p in points if p.chosen]
         axes.scatter([p.hours for p in chosen], [p.cost_usd for p in chosen], marker="*", s=220, color="#d62728",
                      label=f"chosen: {plan.choice.gpu_count} × {plan.choice.gpu_name}")  # fmt: skip
@@ -152,7 +156,8 @@ def _pareto_svg(plan: PlanOut) -> bytes:
             if p.chosen or id(p) in ends:
                 axes.annotate(f"{p.gpu_count}× {p.gpu}, {p.provider or p.acquisition}", (p.hours, p.cost_usd),
                               fontsize=8, xytext=(6, 6), textcoords="offset points")  # fmt: skip
-        if max(p.hours for p in points) > 10 * min(p.hours for p in points):
+        hours = [p.hours for p in points] + [p.hours for p in edge]
+        if max(hours) > 10 * min(hours):
             axes.set_xscale("log")
         axes.yaxis.set_major_formatter(FuncFormatter(lambda v, _: usd(v)))
         axes.set_xlabel(

@@ -17,12 +17,14 @@ _TOP: Final = (
     "acquisition", "objective",
 )  # fmt: skip
 _LIMITS: Final = ("deadline_hours", "budget_usd", "max_gpus", "memory_headroom")
-PLAN_FIELDS: Final = ("model", *_TOP, *_LIMITS, "spot", "gpus")
+_LISTS: Final = ("gpus", "countries", "exclude_countries")
+"""Fields given as comma-separated lists (GPU names; ISO 3166-1 alpha-2 country codes)."""
+PLAN_FIELDS: Final = ("model", *_TOP, *_LIMITS, "spot", *_LISTS)
 """Every query parameter the plan page reads."""
 
 
 def _field_of(path: str) -> str:
-    return path.removeprefix("constraints.").removeprefix("model.") or "model"
+    return path.removeprefix("constraints.").removeprefix("model.").split("[")[0] or "model"
 
 
 def plan_request_of(query: Mapping[str, str]) -> PlanRequest:
@@ -33,8 +35,9 @@ def plan_request_of(query: Mapping[str, str]) -> PlanRequest:
     limits: dict[str, object] = {k: text[k] for k in _LIMITS if k in text}
     if text.get("spot") in ("on", "true", "1"):
         limits["spot"] = True
-    if "gpus" in text:
-        limits["gpus"] = [g.strip() for g in text["gpus"].split(",") if g.strip()]
+    for name in _LISTS:
+        if name in text:
+            limits[name] = [item.strip() for item in text[name].split(",") if item.strip()]
     body["constraints"] = limits
     request: PlanRequest = convert_query(body, PlanRequest, _field_of)
     return request

@@ -69,6 +69,11 @@ class PlanResult(msgspec.Struct, frozen=True, kw_only=True):
     configurations_tried: int
     capped: list[Rejection] = []
     """Configurations ruled out only because a seller publishes fewer instances than they need."""
+    below_headroom: list[Candidate] = msgspec.field(default_factory=list)
+    """What the memory headroom costs: the configurations that fit only below it (their peak within
+    the GPU's memory, not within ``1 − memory_headroom`` of it) and that no configuration on
+    ``pareto`` beats on both cost and hours, by hours. Never chosen; empty without headroom or when
+    the headroom costs nothing."""
 
 
 def work_amount(request: JobPlanRequest, seq_len: int) -> Callable[[str], WorkAmount]:
@@ -101,6 +106,12 @@ def pareto_front(candidates: Sequence[Candidate]) -> list[Candidate]:
             front.append(candidate)
             best_cost = candidate.cost_usd
     return front
+
+
+def beyond_front(front: Sequence[Candidate], others: Sequence[Candidate]) -> list[Candidate]:
+    """Those of ``others`` on the Pareto front of ``front`` and ``others`` together, by hours."""
+    mine = {id(c) for c in others}
+    return [c for c in pareto_front([*front, *others]) if id(c) in mine]
 
 
 def choose(
@@ -301,4 +312,5 @@ def _chosen(
         pruned=enumeration.feasible - len(front),
         configurations_tried=enumeration.configurations_tried,
         capped=[r for r in enumeration.rejections if r.reason == "availability"],
+        below_headroom=beyond_front(front, enumeration.below_headroom),
     )

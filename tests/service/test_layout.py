@@ -19,9 +19,12 @@ FEATURES = (
     "portfolios",
     "estimates",
     "buy_vs_rent",
+    "measurements",
     "ops",
     "server",
     "web",
+    "launch",
+    "benchmarks",
 )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import re
 from pathlib import Path
 
@@ -96,3 +97,14 @@ def test_the_price_sheets_page_shows_each_versions_age_and_flags_stale_current_o
     table = page[page.rindex("<thead>") :]
     assert '<th scope="col" class="num">age</th>' in table and " days" in table
     assert "<strong>stale</strong>" in table  # the shipped rental sheet is current and over a year old
+
+
+def test_the_plan_page_shows_what_the_memory_headroom_costs(client: TestClient) -> None:  # type: ignore[type-arg]
+    query = {"model": "Llama 3.1 8B", "kind": "fine_tune", "method": "lora", "tokens": "2000000000"}
+    page = client.get("/plan", params=query).text
+    section = page[page.index('id="headroom-cost"') :]
+    assert "l40s" in section and "of 48 GiB" in section  # L40S at a larger micro-batch, 42 of 48 GiB
+    chart = base64.b64decode(page.split("data:image/svg+xml;base64,")[1].split('"')[0]).decode()
+    assert "fits only below the memory headroom" in chart
+    edge = client.get("/plan", params={**query, "memory_headroom": "0"}).text
+    assert 'id="headroom-cost"' not in edge
