@@ -27,6 +27,7 @@ from service.web.plan_list import plan_list_page
 from service.web.plan_pages import PLAN_PAGES
 from service.web.query_forms import QueryError
 from service.web.render import page
+from service.web.serving_load import SERVING_LOAD_PAGES
 from service.web.sheet_pages import SHEET_PAGES
 
 __all__ = ["PAGES"]
@@ -135,6 +136,7 @@ PAGES: Final[tuple[HTTPRouteHandler, ...]] = (
     chart_svg,
     *PLAN_PAGES,
     *BENCHMARK_PAGES,
+    *SERVING_LOAD_PAGES,
     plan_list_page,
     plan_csv,
     *SHEET_PAGES,
