@@ -26,12 +26,12 @@ detokenising, scheduling it). ``python -m tests.solver.engine.engine_fit`` fits 
   scores a median error of 17.3 %, p90 44.5 %, 96 % within 2x (n = 129). ``trtllm`` takes them as
   they are (``trtllm-bench`` has no HTTP front end: no request overhead).
 - vLLM's front end and prefill on Mélange's short-output rows (its vLLM runs with at most 25 output
-  tokens, where decoding costs little): ``request_overhead_s`` 27.6 ms and ``compute_efficiency``
-  0.295. The front end is why short requests top out near 36-45 requests/s on one replica however
-  fast the GPU (Mélange measures 41-47 on H100 and A100 at 12 tokens in and out); the 2 ms front end
-  assumed before predicted twelve times that on H100. Prefill in vLLM reaches about half the share of TensorRT-LLM's. Decoding keeps
-  the TensorRT-LLM bandwidth share: Mélange's longer outputs ran under a latency SLO it does not
-  state, so they bound vLLM's saturated decode rate from below only.
+  tokens, where decoding costs little): ``request_overhead_s`` 26.3 ms and ``compute_efficiency``
+  0.296. The front end is why short requests top out near 38 requests/s on one replica however fast
+  the GPU (Mélange measures 41-47 on H100 and A100 at 12 tokens in and out); the 2 ms front end
+  assumed before predicted twelve times that on H100. Prefill in vLLM reaches about half the share of
+  TensorRT-LLM's. Decoding keeps the TensorRT-LLM bandwidth share: Mélange's longer outputs ran under
+  a latency SLO it does not state, so they bound vLLM's saturated decode rate from below only.
 """
 
 from __future__ import annotations
@@ -84,11 +84,11 @@ _VLLM: Final = EngineProfile(
     max_seqs_small=256,
     memory_fraction=0.9,
     block_tokens=16,
-    compute_efficiency=0.295,
+    compute_efficiency=0.296,
     bandwidth_efficiency=0.684,
     step_overhead_s=6.0e-3,
     sequence_overhead_s=9e-6,
-    request_overhead_s=27.6e-3,
+    request_overhead_s=26.3e-3,
     source="vLLM V1 defaults (EngineArgs.get_batch_defaults); front end and prefill fitted on Mélange's "
     "vLLM rows, the rest on TensorRT-LLM's",
 )

@@ -97,4 +97,4 @@ def test_short_requests_are_capped_by_the_vllm_front_end(client: Client) -> None
             "output_tokens": 4, "load": {"offline": True}}  # fmt: skip
     vllm = _post(client, body).json()["serving"]["requests_per_s"]
     trtllm = _post(client, body | {"engine": "trtllm"}).json()["serving"]["requests_per_s"]
-    assert 30 < vllm < 1 / 0.0276 < 5 * vllm < trtllm
+    assert 30 < vllm < 1 / 0.0263 < 5 * vllm < trtllm
