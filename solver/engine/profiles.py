@@ -29,7 +29,7 @@ detokenising, scheduling it). ``python -m tests.solver.engine.engine_fit`` fits 
   tokens, where decoding costs little): ``request_overhead_s`` 26.3 ms and ``compute_efficiency``
   0.296. The front end is why short requests top out near 38 requests/s on one replica however fast
   the GPU (Mélange measures 41-47 on H100 and A100 at 12 tokens in and out); the 2 ms front end
-  assumed before predicted twelve times that on H100. Prefill in vLLM reaches about half the share of
+  assumed before predicted about ten times that on H100. Prefill in vLLM reaches about half the share of
   TensorRT-LLM's. Decoding keeps the TensorRT-LLM bandwidth share: Mélange's longer outputs ran under
   a latency SLO it does not state, so they bound vLLM's saturated decode rate from below only.
 """
