@@ -269,6 +269,20 @@ class AlternativeOut(msgspec.Struct, kw_only=True):
     hours: float
     cost_usd: float
     why: str
+    gpu_name: str = ""
+    """The GPU's catalog name (empty in plans stored before it was recorded)."""
+    usd_per_hour: float | None = None
+    """The whole configuration's price per hour."""
+    tp: int | None = None
+    layout: Layout | None = None
+    """Training: the parallel layout priced (as ``choice.layout``)."""
+    memory_gib: float | None = None
+    """Estimated peak memory per GPU, GiB (as ``estimate.memory.per_gpu_gib`` of the choice)."""
+    memory_capacity_gib: float | None = None
+    """Each GPU's memory, GiB."""
+    lost_on: Literal["cost", "time", "deadline_risk", "memory_headroom", "limits", "tie"] | None = None
+    """What made it lose: the objective (cost or time); as good on the objective, its lower chance of
+    meeting the deadline or its thinner memory headroom; a limit; or an exact tie broken by order."""
 
 
 class RejectionOut(msgspec.Struct, kw_only=True):
@@ -291,6 +305,9 @@ class ParetoPoint(msgspec.Struct, kw_only=True):
     hours: float
     cost_usd: float
     chosen: bool
+    gpu_name: str = ""
+    """The GPU's catalog name (empty in plans stored before it was recorded)."""
+    region: str | None = None
 
 
 class PriceSheetUse(msgspec.Struct, kw_only=True):
