@@ -40,7 +40,7 @@ class ChartPoint(NamedTuple):
 
 def _quantile(values: Sequence[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, math.ceil(q * (len(ordered) - 1)))]
+    return ordered[math.floor(q * (len(ordered) - 1))]
 
 
 def _upper(values: Sequence[float]) -> float:
@@ -133,7 +133,11 @@ def _marker(p: ChartPoint, px: float, py: float) -> str:
                  + (" (chosen)" if p.chosen else "") + (" (off scale: drawn at the edge)" if p.off_scale else ""))  # fmt: skip
     if p.chosen:
         shape = f'<circle cx="{px:.1f}" cy="{py:.1f}" r="7" fill="#d62728" stroke="#fff"/>'
-        shape += f'<text x="{px + 10:.1f}" y="{py - 8:.1f}" class="pt">#{p.number} chosen</text>'
+        right = px > _LEFT + 0.7 * (_W - _LEFT - _RIGHT)  # near the right edge: the label goes left
+        anchor, dx = ("end", -10) if right else ("start", 10)
+        dy = 18 if py < _TOP + 20 else -8
+        shape += (f'<text x="{px + dx:.1f}" y="{py + dy:.1f}" text-anchor="{anchor}" font-weight="600">'
+                  f"#{p.number} chosen</text>")  # fmt: skip
     elif p.off_scale:
         shape = f'<path d="M{px:.1f} {py - 6:.1f}l5 9h-10z" fill="#e08a00"/>'
     else:
