@@ -40,16 +40,25 @@ _ASYNC_PAGE: Final[dict[str, Any]] = {"include_in_schema": False, "opt": {"form_
 """The planning pages: async, since they wait for a slot of the plan queue."""
 
 
-def _form(query: dict[str, str], **extra: Any) -> dict[str, Any]:
+def _form(query: dict[str, str], path: str = "/plan", **extra: Any) -> dict[str, Any]:
     models = sorted({m.name for m in list_models()})
     filled = {k for k, v in query.items() if v.strip()}
     context = {"query": query, "models": models, "plan": None, "error": None, "error_field": None,
                "rejected": [], "relax": [], "save_action": None, "chart": None, "points": [],
                "downloads": None, "fields": PLAN_FORM_FIELDS, "groups": FIELD_GROUPS,
-               "options_of": options_of, "filled": filled, **extra}  # fmt: skip
+               "options_of": options_of, "filled": filled, "relax_href": _relax_href(path, query), **extra}  # fmt: skip
     if context["plan"] is not None:
         context.update(plan_views(context["plan"]))
     return context
+
+
+def _relax_href(path: str, query: dict[str, str]) -> Callable[[str, float], str]:
+    """The page's URL with one limit (``constraints.deadline_hours`` …) set to ``value``."""
+
+    def href(field: str, value: float) -> str:
+        return f"{path}?" + urlencode({**query, field_for_path(field): f"{value:g}"})
+
+    return href
 
 
 async def _planned(
@@ -157,7 +166,7 @@ async def serving_page(
         outcome = await _planned(
             plans, plan_queue, plans.plan, lambda: serving_request_of(query), _serving_field
         )
-    return page("serving.html", **_form(query, rows=range(MIX_ROWS), save_action=_save_action("/serving", query),
+    return page("serving.html", **_form(query, "/serving", rows=range(MIX_ROWS), save_action=_save_action("/serving", query),
                                         **outcome))  # fmt: skip
 
 
@@ -178,7 +187,7 @@ async def save_serving_page(
     )
     if "plan" in outcome:
         return Redirect(f"/plans/{outcome['plan'].plan_id}", status_code=303)
-    return page("serving.html", **_form(query, rows=range(MIX_ROWS), **outcome))
+    return page("serving.html", **_form(query, "/serving", rows=range(MIX_ROWS), **outcome))
 
 
 PLAN_PAGES: Final[tuple[HTTPRouteHandler, ...]] = (

@@ -42,6 +42,8 @@ class Relaxation(NamedTuple):
     value: str
     gpu_name: str
     detail: str
+    raw: float
+    """The value as the request takes it."""
 
 
 def _data_uri(media_type: str, body: bytes) -> str:
@@ -98,6 +100,7 @@ def relaxations(snapshot: CatalogSnapshot, rejected: Mapping[str, Sequence[Rejec
             value=_LIMITS[reason][2](value),
             gpu_name=_name(snapshot, gpu),
             detail=r.detail,
+            raw=value,
         )
         for reason, (value, gpu, r) in sorted(best.items())
     ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import html
 import io
 import json
 import re
@@ -138,7 +139,9 @@ def test_an_infeasible_plan_names_gpus_and_the_limit_to_relax(client: Client) ->
     found = re.search(r"([\d,]+) hours would admit ([^—<]+?) —", relax)
     assert found is not None and "constraints.deadline_hours" in relax
     hours, gpu = int(found.group(1).replace(",", "")), found.group(2)
-    admitted = client.get("/plan", params={**LORA, "deadline_hours": str(hours)}).text
-    assert 'id="alternatives"' in admitted or 'id="choice"' in admitted  # that deadline plans
+    link = re.search(r'class="relax-link" href="([^"]+)"', relax)
+    assert link is not None and f"deadline_hours={hours}" in link.group(1)
+    admitted = client.get(html.unescape(link.group(1))).text  # the link plans with that deadline
+    assert 'id="choice"' in admitted and 'role="alert"' not in admitted
     rejected = page[page.index('id="rejected"') :]
     assert f'class="key">{gpu}</th>' in rejected and "h100-sxm" not in rejected  # names, not ids
