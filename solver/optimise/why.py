@@ -102,7 +102,7 @@ def why_it_lost(
         if objective == "cost":
             sooner = f", though it finishes sooner ({time})" if c.hours < best.hours else ""
             return "cost", f"costs more: {cost}{sooner}{note}"
-        cheaper = f", though cheaper ({cost})" if c.cost_usd < best.cost_usd else ""
+        cheaper = f", though cheaper: {cost}" if c.cost_usd < best.cost_usd else ""
         return "time", f"slower: {time}{cheaper}{note}"
     other = (c.hours, best.hours) if objective == "cost" else (c.cost_usd, best.cost_usd)
     if other[0] > other[1] + 1e-9 * max(abs(other[1]), 1e-9):
