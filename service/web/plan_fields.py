@@ -12,7 +12,16 @@ import msgspec.inspect as mi
 
 from solver import PLAN_REQUEST_KINDS
 
-__all__ = ["FIELD_GROUPS", "PLAN_FORM_FIELDS", "FormField", "field_for_path", "options_of"]
+__all__ = [
+    "FIELD_GROUPS",
+    "PLAN_FORM_FIELDS",
+    "SERVING_FORM_FIELDS",
+    "SERVING_GROUPS",
+    "FormField",
+    "field_for_path",
+    "options_of",
+    "put_field",
+]
 
 Widget = Literal["text", "number", "whole", "select", "list", "check", "targets"]
 
@@ -101,7 +110,49 @@ PLAN_FORM_FIELDS: Final[tuple[FormField, ...]] = (
 # fmt: on
 """Every field of the form, in the order shown."""
 
-_BY_PATH: Final = {f.path: f.name for f in PLAN_FORM_FIELDS}
+_ENGINE: Final = "Model and engine"
+_SERVING_SHARED: Final = {
+    "precision": _ENGINE, "kv_cache": _ENGINE, "stack": _ENGINE, "mfu": _ENGINE, "bandwidth_utilization": _ENGINE,
+    "owned_utilization": _C, "gpus": _L, "exclude_gpus": _L, "mig": _L, "interconnect": _L, "ecc": _L, "spot": _L,
+    "reserved": _L, "memory_headroom": _L, "providers": _WH, "regions": _WH, "countries": _WH,
+    "exclude_countries": _WH, "cpu_cores_per_gpu": _H, "host_ram_gib_per_gpu": _H, "storage_read_gbps": _H,
+    "software_stack": _S, "requires": _S,
+}  # fmt: skip
+SERVING_GROUPS: Final = (_ENGINE, _C, _L, _WH, _H, _S)
+"""The serving form's folded sections, in order (its own fields come first, unfolded)."""
+SERVING_FORM_FIELDS: Final[tuple[FormField, ...]] = (
+    *(f._replace(group=_SERVING_SHARED[f.name]) for f in PLAN_FORM_FIELDS if f.name in _SERVING_SHARED),
+    _f("quantisation", "Quantised weights to try", "fp8, int8, int4 (comma-separated), beside the precision",
+       "list", _ENGINE),
+    _f("percentile", "TTFT percentile", "of requests the TTFT target holds for (default 99)", "number", _L,
+       "slo", "percentile"),
+)  # fmt: skip
+"""The serving request's fields the serving page adds to its rate, mix, SLO and fleet rules: the
+shared ones (precision, limits, where, host, software) as the plan form has them, and its own."""
+
+_BY_PATH: Final = {f.path: f.name for f in (*PLAN_FORM_FIELDS, *SERVING_FORM_FIELDS)}
+_CHECKED: Final = ("on", "true", "1")
+
+
+def _value(field: FormField, text: str) -> object:
+    if field.widget == "check":
+        return text in _CHECKED
+    if field.widget == "list":
+        return [part.strip() for part in text.split(",") if part.strip()]
+    if field.widget == "targets" and text not in options_of("lora_targets"):
+        return [part.strip() for part in text.split(",") if part.strip()]
+    return text
+
+
+def put_field(body: dict[str, object], field: FormField, text: str) -> None:
+    """``text`` of ``field`` put into the request ``body`` at its path (lists split at commas, a
+    checkbox as true or false)."""
+    for part in field.path[:-1]:
+        inner = body.setdefault(part, {})
+        if not isinstance(inner, dict):
+            raise TypeError(f"{part} holds {inner!r}, not an object")
+        body = inner
+    body[field.path[-1]] = _value(field, text)
 
 
 def field_for_path(path: str) -> str:

@@ -20,12 +20,19 @@ from service.errors import Overloaded, ServiceError
 from service.plans.admission import PlanQueue
 from service.plans.pipeline import PlanService
 from service.plans.schemas import AnyPlan, PlanOut
-from service.web.plan_fields import FIELD_GROUPS, PLAN_FORM_FIELDS, field_for_path, options_of
+from service.web.plan_fields import (
+    FIELD_GROUPS,
+    PLAN_FORM_FIELDS,
+    SERVING_FORM_FIELDS,
+    SERVING_GROUPS,
+    field_for_path,
+    options_of,
+)
 from service.web.plan_query import PLAN_FIELDS, plan_request_of
 from service.web.plan_views import plan_views, rejected_view, relaxations
 from service.web.query_forms import QueryError
 from service.web.render import page
-from service.web.serving_query import MIX_ROWS, SERVING_FIELDS, serving_request_of
+from service.web.serving_query import MIX_ROWS, SERVING_FIELDS, serving_field_of, serving_request_of
 from solver import InvalidWorkload, NoFeasiblePlan, PlanRequest, SolverError, list_models
 
 __all__ = ["PLAN_PAGES"]
@@ -38,6 +45,9 @@ _PAGE: Final[dict[str, Any]] = {
 }
 _ASYNC_PAGE: Final[dict[str, Any]] = {"include_in_schema": False, "opt": {"form_query": True}}
 """The planning pages: async, since they wait for a slot of the plan queue."""
+
+
+_SERVING_FORM: Final = {"fields": SERVING_FORM_FIELDS, "groups": SERVING_GROUPS, "rows": range(MIX_ROWS)}
 
 
 def _form(query: dict[str, str], path: str = "/plan", **extra: Any) -> dict[str, Any]:
@@ -164,14 +174,10 @@ async def serving_page(
     outcome: dict[str, Any] = {}
     if query.get("model", "").strip():
         outcome = await _planned(
-            plans, plan_queue, plans.plan, lambda: serving_request_of(query), _serving_field
+            plans, plan_queue, plans.plan, lambda: serving_request_of(query), serving_field_of
         )
-    return page("serving.html", **_form(query, "/serving", rows=range(MIX_ROWS), save_action=_save_action("/serving", query),
+    return page("serving.html", **_form(query, "/serving", **_SERVING_FORM, save_action=_save_action("/serving", query),
                                         **outcome))  # fmt: skip
-
-
-def _serving_field(field: str) -> str:
-    return "share_0" if field == "request_mix" else field
 
 
 @post("/serving", **_ASYNC_PAGE)
@@ -183,11 +189,11 @@ async def save_serving_page(
     """Size the query's fleet again and store it: 303 to ``/plans/{id}`` (or the form with the error)."""
     query = {k: v for k, v in request.query_params.items() if k in SERVING_FIELDS}
     outcome = await _planned(
-        plans, plan_queue, plans.create, lambda: serving_request_of(query), _serving_field
+        plans, plan_queue, plans.create, lambda: serving_request_of(query), serving_field_of
     )
     if "plan" in outcome:
         return Redirect(f"/plans/{outcome['plan'].plan_id}", status_code=303)
-    return page("serving.html", **_form(query, "/serving", rows=range(MIX_ROWS), **outcome))
+    return page("serving.html", **_form(query, "/serving", **_SERVING_FORM, **outcome))
 
 
 PLAN_PAGES: Final[tuple[HTTPRouteHandler, ...]] = (
