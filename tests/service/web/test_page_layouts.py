@@ -99,3 +99,27 @@ def test_the_plan_pages_have_what_each_shows(server: str, paths: dict[str, str],
         page.locator("#download-json").click()
     assert download.value.suggested_filename.endswith(".json")
     context.close()
+
+
+def test_the_form_shows_the_apis_message_beside_the_field_in_a_browser(server: str, browser: Any) -> None:
+    """QLoRA on the default precision: the message stands under Precision, which is marked invalid; a
+    refused country opens the folded section that holds it."""
+    context = browser.new_context(viewport={"width": 400, "height": 900})
+    page = context.new_page()
+    page.goto(f"{server}/plan")
+    page.locator("#model").fill("Llama 3.1 8B")
+    page.locator("#tokens").fill("1000000")
+    page.locator("#method").select_option("qlora")
+    page.get_by_role("button", name="Plan").click()
+    beside = page.locator("#error-precision")
+    assert beside.is_visible() and beside.inner_text().startswith("qlora needs a 4-bit base")
+    assert page.locator("#precision").get_attribute("aria-invalid") == "true"
+    field_box, message_box = page.locator("#precision").bounding_box(), beside.bounding_box()
+    assert 0 <= message_box["y"] - (field_box["y"] + field_box["height"]) < 40  # right under the field
+    page.locator("#precision").select_option("nf4")
+    page.locator("summary", has_text="Where").click()
+    page.locator("#countries").fill("USA")
+    page.get_by_role("button", name="Plan").click()
+    assert page.locator("#group-where").get_attribute("open") is not None
+    assert page.locator("#error-countries").is_visible()
+    context.close()

@@ -38,3 +38,11 @@ def test_without_an_outlier_every_point_is_on_scale_numbered_and_titled() -> Non
     titles = re.findall(r"<title>(#\d+: [^<]+)</title>", svg)
     assert len(titles) == 20 and [t.split(":")[0] for t in titles if t.endswith("(chosen)")] == ["#13"]
     assert "8 × H100 SXM, lambda, gpu_8x_h100, us-east-1" in titles[0]
+
+
+def test_the_chosen_points_label_stays_inside_the_chart() -> None:
+    """The chosen point at the right edge (the slowest, cheapest): its label reads leftwards."""
+    front = [_point(10.0 + 10 * i, 300.0 - 10 * i, chosen=i == 19) for i in range(20)]
+    svg = str(pareto_svg(chart_points(front), "front"))
+    label = re.search(r'<text x="([\d.]+)" y="[\d.]+" text-anchor="(\w+)" font-weight="600">#20 chosen', svg)
+    assert label is not None and label.group(2) == "end" and float(label.group(1)) < 720
