@@ -285,9 +285,12 @@ class AlternativeOut(msgspec.Struct, kw_only=True):
     meeting the deadline or its thinner memory headroom; a limit; or an exact tie broken by order."""
 
 
-class RejectionOut(msgspec.Struct, kw_only=True):
+class RejectionOut(msgspec.Struct, kw_only=True, omit_defaults=True):
     reason: str
     detail: str
+    admit_at: float | None = None
+    """For a limit (deadline, budget, quota): the ``constraints.deadline_hours``, ``budget_usd`` or
+    ``max_gpus`` that would admit the configuration that came closest."""
 
 
 class RejectedGpu(msgspec.Struct, kw_only=True):

@@ -56,3 +56,27 @@ def test_with_a_deadline_each_reason_gives_both_chances_of_meeting_it(client: Cl
     assert noted, "the alternatives' chances differ from the choice's"
     for a in noted:
         assert a["why"].endswith(f"chance vs {chance:.0%}")
+
+
+def test_a_limit_that_rules_gpus_out_gives_the_value_that_would_admit_one(client: Client) -> None:
+    """The 422 of a workload no GPU finishes in an hour: each deadline rejection carries ``admit_at``,
+    and a plan with the least of them is feasible."""
+    refused = client.post("/v1/plans", json={**LORA, "constraints": {"deadline_hours": 1}})
+    assert refused.status_code == 422
+    admits = [
+        r["admit_at"] for g in refused.json()["rejected"] for r in g["reasons"] if r["reason"] == "deadline"
+    ]
+    assert admits and all(a is not None and a > 1 for a in admits)
+    least = min(admits)
+    assert (
+        client.post("/v1/plans", json={**LORA, "constraints": {"deadline_hours": least}}).status_code == 201
+    )
+    tight = client.post("/v1/plans", json={**LORA, "constraints": {"budget_usd": 5}})
+    budgets = [
+        r["admit_at"] for g in tight.json()["rejected"] for r in g["reasons"] if r["reason"] == "budget"
+    ]
+    assert (
+        budgets
+        and client.post("/v1/plans", json={**LORA, "constraints": {"budget_usd": min(budgets)}}).status_code
+        == 201
+    )
