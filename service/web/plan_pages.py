@@ -29,7 +29,7 @@ from service.web.plan_fields import (
     options_of,
 )
 from service.web.plan_query import PLAN_FIELDS, plan_request_of
-from service.web.plan_views import plan_views, rejected_view, relaxations
+from service.web.plan_views import front_chart, plan_views, rejected_view, relaxations
 from service.web.query_forms import QueryError
 from service.web.render import page
 from service.web.serving_query import MIX_ROWS, SERVING_FIELDS, serving_field_of, serving_request_of
@@ -66,7 +66,8 @@ def _relax_href(path: str, query: dict[str, str]) -> Callable[[str, float], str]
     """The page's URL with one limit (``constraints.deadline_hours`` …) set to ``value``."""
 
     def href(field: str, value: float) -> str:
-        return f"{path}?" + urlencode({**query, field_for_path(field): f"{value:g}"})
+        text = str(int(value)) if value == int(value) else repr(value)
+        return f"{path}?" + urlencode({**query, field_for_path(field): text})
 
     return href
 
@@ -159,7 +160,7 @@ def pareto_chart(plans: NamedDependency[PlanService], plan_id: PlanId) -> Respon
         return Response(exc.detail, status_code=404, media_type="text/plain")
     if not isinstance(plan, PlanOut):
         return Response("a serving plan has no cost-vs-hours front", status_code=404, media_type="text/plain")
-    return Response(str(plan_views(plan)["chart"]), media_type="image/svg+xml")
+    return Response(str(front_chart(plan)[1]), media_type="image/svg+xml")
 
 
 @get("/serving", **_ASYNC_PAGE)

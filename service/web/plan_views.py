@@ -8,15 +8,17 @@ import base64
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
+from markupsafe import Markup
+
 from service.db.snapshot import CatalogSnapshot
 from service.http import readable_json
 from service.plans.schemas import AnyPlan, PlanOut
-from service.web.pareto_chart import chart_points, pareto_svg
+from service.web.pareto_chart import ChartPoint, chart_points, pareto_svg
 from service.web.plan_downloads import plan_rows_csv
 from service.web.render import usd
 from solver import Rejection
 
-__all__ = ["Relaxation", "downloads", "plan_views", "rejected_view", "relaxations"]
+__all__ = ["Relaxation", "downloads", "front_chart", "plan_views", "rejected_view", "relaxations"]
 
 
 def _hours(value: float) -> str:
@@ -59,13 +61,19 @@ def downloads(plan: AnyPlan) -> dict[str, str]:
     }
 
 
+def front_chart(plan: PlanOut) -> tuple[list[ChartPoint], Markup]:
+    """A job plan's Pareto points as the chart and its table number them, and the chart."""
+    points = chart_points(plan.pareto)
+    title = f"{plan.model}: cost against hours of the {len(points)} configurations no other beats on both"
+    return points, pareto_svg(points, title)
+
+
 def plan_views(plan: AnyPlan) -> dict[str, Any]:
     """The chart, its points and the downloads for a plan page."""
     views: dict[str, Any] = {"downloads": downloads(plan), "chart": None, "points": []}
     if isinstance(plan, PlanOut):
-        points = chart_points(plan.pareto)
-        title = f"{plan.model}: cost against hours of the {len(points)} configurations no other beats on both"
-        views.update(points=points, chart=pareto_svg(points, title))
+        points, chart = front_chart(plan)
+        views.update(points=points, chart=chart)
     return views
 
 

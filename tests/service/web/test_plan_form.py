@@ -130,6 +130,10 @@ def test_the_pareto_chart_numbers_every_point_and_lists_it(client: Client) -> No
     assert all(" × " in t and " h, $" in t for _, t in titles)  # name, count, hours and cost in the tooltip
     rows = page[page.index('id="pareto-points"') :].split("</table>")[0].count("<tr")
     assert rows == len(plan["pareto"]) + 1  # a row per point and the header
+    stored = client.post("/plan", params=LORA, follow_redirects=False).headers["location"]
+    svg = client.get(f"{stored}/pareto.svg")
+    assert svg.headers["content-type"].startswith("image/svg+xml")
+    assert svg.text.startswith("<svg xmlns=") and svg.text.count('<g class="point"') == len(plan["pareto"])
 
 
 def test_an_infeasible_plan_names_gpus_and_the_limit_to_relax(client: Client) -> None:
