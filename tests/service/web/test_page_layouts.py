@@ -52,9 +52,9 @@ def sized(browser: Any, request: pytest.FixtureRequest) -> Iterator[tuple[Any, i
 
 
 def _sticky_key_stays(page: Any) -> list[str]:
-    """For every scrolled table box with a key column: whether its key cell stays at the box's left."""
-    script = """() => [...document.querySelectorAll('.scroll')].filter(b => b.querySelector('.key')
-        && b.scrollWidth > b.clientWidth + 1).map(b => { const key = b.querySelector('tbody .key');
+    """For every table box that scrolls sideways: whether its key (first) column stays at the box's left."""
+    script = """() => [...document.querySelectorAll('.scroll')].filter(b => b.querySelector('tbody tr')
+        && b.scrollWidth > b.clientWidth + 1).map(b => { const key = b.querySelector('tbody tr > :first-child');
         b.scrollLeft = b.scrollWidth; const moved = Math.abs(key.getBoundingClientRect().left
         - b.getBoundingClientRect().left); b.scrollLeft = 0; return moved < 2 ? 'kept' : 'lost'; })"""
     result: list[str] = page.evaluate(script)
@@ -87,6 +87,7 @@ def test_the_plan_pages_have_what_each_shows(server: str, paths: dict[str, str],
     page.goto(f"{server}{paths['plan-result']}")
     assert page.locator("svg.chart g.point").count() == page.locator("#pareto-points tbody tr").count() > 0
     assert page.locator("#alternatives th.key").count() > 0 and page.locator("#download-json").count() == 1
+    assert "kept" in _sticky_key_stays(page)  # at 400 px the alternatives scroll, their GPU column stays
     with page.expect_download() as download:
         page.locator("#download-csv").click()
     assert download.value.suggested_filename.endswith(".csv")
