@@ -432,6 +432,8 @@ class SingleTypeOut(msgspec.Struct, kw_only=True):
     offer: OfferRef | None
     usd_per_hour: float
     total_usd: float
+    gpu_name: str = ""
+    """The GPU's catalog name (empty in plans stored before it was recorded)."""
 
 
 class SavingOut(msgspec.Struct, kw_only=True):

@@ -73,7 +73,7 @@ def test_each_page_reads_at_desktop_and_phone_width(
     assert page.evaluate("document.documentElement.scrollWidth") <= width + 1, "the body scrolls sideways"
     for chart in page.locator(".chart").all():
         assert chart.bounding_box()["width"] >= MIN_CHART_PX, "a chart shrank below a readable width"
-    for cell in page.locator("td.why").all()[:20]:
+    for cell in page.locator("td.why, td.wide").all()[:20]:
         box = cell.bounding_box()
         assert box is not None and box["width"] >= MIN_WHY_PX, "a reason wraps a few letters per line"
     assert "lost" not in _sticky_key_stays(page), "a key column scrolled out of view"

@@ -53,3 +53,16 @@ def test_the_serving_page_shows_the_apis_message_beside_its_field(client: Client
     assert '<details id="group-where" open>' in page  # the section holding it opens
     chosen = client.get("/serving", params={**FLEET, "providers": "lambda"}).text
     assert 'id="fleet-cost"' in chosen and "lambda" in chosen.split('id="fleet-why"')[1]
+
+
+def test_the_best_single_type_is_named(client: Client) -> None:
+    """A mixed fleet's comparison names the single type's GPU (before: its id, 'rtx-3090')."""
+    body = {"kind": "serving", "model": {"name": "Llama-2-7b"}, "requests_per_s": 20,
+            "request_mix": [{"input_tokens": 20, "output_tokens": 20, "share": 0.5},
+                            {"input_tokens": 800, "output_tokens": 1500, "share": 0.5}]}  # fmt: skip
+    plan = client.post("/v1/plans", json=body).json()
+    single = plan["best_single_type"]
+    assert single is not None and single["gpu_name"] and single["gpu_name"] != single["gpu"]
+    page = client.get(f"/plans/{plan['plan_id']}").text
+    assert plan["saving_vs_single_type"] is not None  # so the page compares with the single type
+    assert f"{single['replicas']} × {single['gpu_name']} at" in page
