@@ -4,7 +4,14 @@ The face of ``pricing``: the names the layers above use. Inside the package, mod
 each other by module path; outside it, only this face is imported (tests may reach the rooms)."""
 
 from pricing.cells import MAX_COUNT, cell_count, cell_float, cell_text
-from pricing.errors import SheetRowError, UnresolvedGpuName
+from pricing.errors import MeasurementError, SheetRowError, UnresolvedGpuName
+from pricing.measurements import (
+    MEASUREMENT_FORMATS,
+    MeasuredRun,
+    MeasurementFormat,
+    UploadFacts,
+    parse_measurements,
+)
 from pricing.ownership import (
     HOURS_PER_MONTH,
     BreakEven,
@@ -85,6 +92,7 @@ __all__ = [
     "ISO_COUNTRIES",
     "MAX_COUNT",
     "MAX_JSON_DEPTH",
+    "MEASUREMENT_FORMATS",
     "OWNED_PROVIDER",
     "PROVIDER_CLASSES",
     "SHEET_FORMATS",
@@ -93,6 +101,9 @@ __all__ = [
     "BreakEven",
     "Comparison",
     "GridCell",
+    "MeasuredRun",
+    "MeasurementError",
+    "MeasurementFormat",
     "MonthValue",
     "NameContext",
     "OwnershipDefault",
@@ -120,6 +131,7 @@ __all__ = [
     "SourcedValue",
     "TornadoBar",
     "UnresolvedGpuName",
+    "UploadFacts",
     "annualised_capital_usd",
     "break_even_utilization",
     "busy_energy_usd_per_hour",
@@ -142,6 +154,7 @@ __all__ = [
     "owned_network",
     "owned_usd_per_busy_gpu_hour",
     "parse_cloud_price_rows",
+    "parse_measurements",
     "parse_provider_costs",
     "purchase_unit",
     "read_columns",

@@ -3,12 +3,13 @@
 PricingError
  ├── AliasRuleError       a rule of the alias table cannot be parsed
  ├── UnresolvedGpuName    a GPU name in a sheet maps to no catalog GPU (or to two)
- └── SheetRowError        one row of a sheet cannot be used (bad number, missing price …)
+ ├── SheetRowError        one row of a sheet cannot be used (bad number, missing price …)
+ └── MeasurementError     a benchmark result file cannot be used; ``field`` names what is wrong or missing
 """
 
 from __future__ import annotations
 
-__all__ = ["AliasRuleError", "PricingError", "SheetRowError", "UnresolvedGpuName"]
+__all__ = ["AliasRuleError", "MeasurementError", "PricingError", "SheetRowError", "UnresolvedGpuName"]
 
 
 class PricingError(Exception):
@@ -34,4 +35,14 @@ class SheetRowError(PricingError):
     def __init__(self, column: str | None, reason: str) -> None:
         super().__init__(f"{column}: {reason}" if column else reason)
         self.column = column
+        self.reason = reason
+
+
+class MeasurementError(PricingError):
+    """A benchmark result that cannot be imported; ``field`` is the upload parameter or file part at fault
+    (``file`` for the file itself, ``gpu``, ``model`` ... for a fact neither the file nor the upload gives)."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field = field
         self.reason = reason

@@ -31,6 +31,7 @@ from service.estimates.routes import ROUTES as ESTIMATE_ROUTES
 from service.estimates.schemas import MemoryRequest, ThroughputRequest
 from service.health import health_handler, package_version
 from service.http import ReadableResponse, check_request, require_admin
+from service.measurements.routes import ROUTES as MEASUREMENT_ROUTES
 from service.openapi import (
     docs_assets_router,
     docs_pages,
@@ -144,6 +145,7 @@ def _v1_routes() -> Router:
             *PRICE_SHEET_ROUTES,
             *BUY_VS_RENT_ROUTES,
             *DB_ROUTES,
+            *MEASUREMENT_ROUTES,
         ],
     )
 

@@ -1,6 +1,6 @@
 """The ``gpuplan`` command line: ``serve`` is here; every other command is registered by its feature
 package's ``cli`` module (``db``, ``gpus`` and ``offers`` from ``catalog``, ``plan``, ``prices``,
-``buy-vs-rent``), which calls the same functions as the HTTP API on the same database file, or, while a
+``measurements``, ``buy-vs-rent``), which calls the same functions as the HTTP API on the same database file, or, while a
 running server holds that file (or ``--url`` names one), asks that server (``service.server.client``).
 """
 
@@ -20,6 +20,7 @@ from service.db.cli import register as register_db
 from service.db.store import Store
 from service.errors import InvalidParameter, ServiceError
 from service.estimates.cli import register as register_estimates
+from service.measurements.cli import register as register_measurements
 from service.ops.logs import log_config
 from service.plans.cli import register as register_plan
 from service.price_sheets.cli import register as register_prices
@@ -27,7 +28,7 @@ from service.price_sheets.sources import load_sources
 from service.server.check import register as register_check
 from service.server.limits import MAX_HEAD_BYTES, head_limited_h11
 from service.settings import Settings
-from solver import InvalidWorkload
+from solver import SolverError
 
 __all__ = ["main"]
 
@@ -100,6 +101,7 @@ def _parser() -> argparse.ArgumentParser:
         register_estimates,
         register_plan,
         register_prices,
+        register_measurements,
         register_buy_vs_rent,
         register_check,
     ):
@@ -121,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ServiceError as exc:
         print(f"gpuplan: {exc.detail}", file=sys.stderr)
         return 2 if exc.status_code == 400 else 1
-    except InvalidWorkload as exc:
+    except SolverError as exc:  # a workload, layout or constraint the solver cannot answer (a 4xx in the API)
         print(f"gpuplan: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `gpuplan offers | head`: the reader left; say nothing more

@@ -1,5 +1,6 @@
 """What the catalog snapshot is read from, in two cheap queries: the current sheet versions, the
-serving profiles (their highest id and count: an upload replaces rows with new ids) and the loaded seed.
+serving profiles (their highest id and count: an upload replaces rows with new ids), the loaded seed and
+the current measurement uploads.
 
 Every write that changes the snapshot changes this state, whichever process made it, so a process can
 poll it to learn that its snapshot is stale (the reload itself is the caller's).
@@ -21,6 +22,8 @@ class CatalogState(msgspec.Struct, frozen=True, kw_only=True):
     """The highest serving-profile id and the number of serving profiles."""
     seed: str | None
     """The fingerprint of the shipped data loaded."""
+    measurements: tuple[int, ...] = ()
+    """The current version of every imported measurement source, ascending."""
 
 
 def read_catalog_state(cur: Cursor) -> CatalogState:
@@ -32,4 +35,13 @@ def read_catalog_state(cur: Cursor) -> CatalogState:
         "(SELECT count(*) FROM serving_profiles), (SELECT max(content_hash) FROM seed_state)"
     ).fetchone()
     assert row is not None  # a SELECT without FROM returns one row
-    return CatalogState(sheet_versions=versions, serving_profiles=(int(row[0]), int(row[1])), seed=row[2])
+    measured = tuple(
+        int(r[0])
+        for r in cur.execute("SELECT version FROM current_measurement_uploads ORDER BY version").fetchall()
+    )
+    return CatalogState(
+        sheet_versions=versions,
+        serving_profiles=(int(row[0]), int(row[1])),
+        seed=row[2],
+        measurements=measured,
+    )

@@ -397,6 +397,47 @@ _V12: Final[tuple[Step, ...]] = (
     "CREATE TABLE rate_limit_windows (client_key VARCHAR PRIMARY KEY, hits BIGINT NOT NULL, reset_at BIGINT NOT NULL)",
 )
 
+_MEASUREMENT_TABLES: Final = ("measurement_uploads",)
+
+_V13: Final[tuple[Step, ...]] = (
+    # Imported benchmark results (service.measurements, issue 26): each upload of a source is a version,
+    # the newest version of each source is current; its rows are stored as the catalog rows they become
+    # (``profile``: a serving or throughput profile, ids from measurement_row_seq, which starts above any
+    # shipped throughput-profile id) beside the run as its tool reported it (``run``).
+    "CREATE SEQUENCE measurement_version_seq",
+    "CREATE SEQUENCE measurement_row_seq START WITH 1000000000",
+    """CREATE TABLE measurement_uploads (
+        version INTEGER PRIMARY KEY,
+        source VARCHAR NOT NULL,
+        format VARCHAR NOT NULL,
+        content_hash VARCHAR NOT NULL,
+        row_count INTEGER NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL,
+        facts VARCHAR NOT NULL
+    )""",
+    """CREATE TABLE measurements (
+        row_id BIGINT PRIMARY KEY,
+        version INTEGER NOT NULL,
+        kind VARCHAR NOT NULL CHECK (kind IN ('serving', 'training')),
+        model VARCHAR NOT NULL,
+        gpu_id VARCHAR NOT NULL,
+        run VARCHAR NOT NULL,
+        profile VARCHAR NOT NULL
+    )""",
+    """CREATE VIEW current_measurement_uploads AS
+        SELECT u.* FROM measurement_uploads u
+        JOIN (SELECT source, max(version) AS version FROM measurement_uploads GROUP BY source) latest
+          USING (source, version)""",
+    Variants(
+        duckdb=(),
+        postgresql=tuple(
+            f"CREATE TRIGGER {table}_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON {table} "
+            "FOR EACH STATEMENT EXECUTE FUNCTION gpuplan_catalog_changed()"
+            for table in _MEASUREMENT_TABLES
+        ),
+    ),
+)
+
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     (1, "catalog, price sheets, profiles, seed state", _V1),
     (2, "stored plans", _V2),
@@ -410,6 +451,7 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
     (10, "the replica of each refresh batch", _V10),
     (11, "GPU facts: architecture, family, NVLink domain, formats, fp16 peak", _V11),
     (12, "the plan rate limit's windows, shared by replicas", _V12),
+    (13, "imported benchmark results (measurement uploads and their rows)", _V13),
 )
 
 _DOUBLE: Final = re.compile(r"\bDOUBLE\b(?!\s+PRECISION)")

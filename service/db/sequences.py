@@ -11,7 +11,12 @@ from service.db.backend import Cursor
 __all__ = ["SEQUENCES", "SequenceName", "next_id", "take_ids"]
 
 SequenceName = Literal[
-    "price_sheet_version_seq", "serving_profile_id_seq", "refresh_run_id_seq", "refresh_batch_id_seq"
+    "price_sheet_version_seq",
+    "serving_profile_id_seq",
+    "refresh_run_id_seq",
+    "refresh_batch_id_seq",
+    "measurement_version_seq",
+    "measurement_row_seq",
 ]
 SEQUENCES: Final[dict[SequenceName, tuple[str, str]]] = {
     "price_sheet_version_seq": ("price_sheets", "version"),
@@ -19,7 +24,8 @@ SEQUENCES: Final[dict[SequenceName, tuple[str, str]]] = {
     "refresh_run_id_seq": ("refresh_runs", "run_id"),
     "refresh_batch_id_seq": ("refresh_batches", "batch_id"),
 }
-"""Each sequence and the table and column it numbers."""
+"""Each sequence migration 8 created and the table and column it numbers (migration 13 creates
+``measurement_version_seq`` and ``measurement_row_seq`` with its tables)."""
 
 
 def next_id(cur: Cursor, sequence: SequenceName) -> int:

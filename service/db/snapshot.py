@@ -31,7 +31,7 @@ from pricing import (
 from service.db.backend import Cursor
 from service.db.gpu_rows import GPU_COLUMNS, gpu_from_row
 from service.db.mig_profiles import read_mig_profiles
-from solver import GpuSpec, MeasuredProfile, ProfileIndex, ServingProfile, SliceSpec, slices_of
+from solver import GpuSpec, MeasuredProfile, ProfileIndex, ServingProfile, SliceSpec, scale_term, slices_of
 
 __all__ = ["CatalogSnapshot", "CurrentOffer", "Derived", "OwnershipRows", "SheetInfo", "read_snapshot"]
 
@@ -161,9 +161,10 @@ class CatalogSnapshot(msgspec.Struct, frozen=True, kw_only=True):
                 self.built.put(key, value)
 
     def warm(self) -> None:
-        """Build the structures every plan needs now (the class-model fit takes about half a second),
-        so the first plan after a start or a change is as fast as the rest."""
-        self.profile_index()
+        """Build the structures every plan needs now (the class-model fit and the efficiency-at-scale
+        term take a second or two between them), so the first plan after a start or a change does not
+        pay for them."""
+        scale_term(self.profile_index())
 
     def gpu_spec(self, gpu_id: str) -> GpuSpec:
         """A whole GPU or a MIG slice by id (``KeyError`` when neither)."""
@@ -215,6 +216,23 @@ def _read_serving(cur: Cursor) -> tuple[ServingProfile, ...]:
         f"SELECT {', '.join(_SERVING_FIELDS)} FROM serving_profiles ORDER BY serving_id"
     ).fetchall()
     return tuple(ServingProfile(**dict(zip(_SERVING_FIELDS, row, strict=True))) for row in rows)
+
+
+_CURRENT_MEASUREMENTS: Final = (
+    "SELECT m.profile FROM measurements m JOIN current_measurement_uploads u USING (version) "
+    "WHERE m.kind = ? ORDER BY m.row_id"
+)
+
+
+def _read_measured[P: (ServingProfile, MeasuredProfile)](
+    cur: Cursor, kind: str, into: type[P]
+) -> tuple[P, ...]:
+    """The rows of the current measurement uploads (service.measurements) of ``kind``, as the catalog rows
+    they were stored as: they are read before the published rows, so a measured bucket of a user's wins."""
+    return tuple(
+        msgspec.json.decode(str(row[0]), type=into)
+        for row in cur.execute(_CURRENT_MEASUREMENTS, [kind]).fetchall()
+    )
 
 
 _KIND_FIELDS: Final = (
@@ -399,8 +417,8 @@ def _read_all(cur: Cursor, generation: int) -> CatalogSnapshot:
         profile_tasks=_strings(cur, "SELECT DISTINCT task FROM throughput_profiles"),
         profile_metrics=_strings(cur, "SELECT DISTINCT metric FROM throughput_profiles"),
         profile_precisions=_strings(cur, "SELECT DISTINCT precision FROM throughput_profiles"),
-        profiles=_read_profiles(cur),
-        serving=_read_serving(cur),
+        profiles=_read_profiles(cur) + _read_measured(cur, "training", MeasuredProfile),
+        serving=_read_measured(cur, "serving", ServingProfile) + _read_serving(cur),
         candidates=_read_candidates(cur),
         offer_counts=_offer_counts(cur),
         sheets=sheets,

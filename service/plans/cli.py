@@ -87,7 +87,12 @@ def _plan_rows(plan: PlanOut) -> list[tuple[str, Any]]:
         (
             "memory per GPU",
             f"{memory.per_gpu_gib:,.1f} of {memory.capacity_gib:g} GiB "
-            f"(likely {memory.band.low_gib:,.1f}-{memory.band.high_gib:,.1f})",
+            f"(likely {memory.band.low_gib:,.1f}-{memory.band.high_gib:,.1f})"
+            + (
+                f"; measured peak {memory.measured_peak_gib:,.1f} GiB ({memory.measured_peak_source})"
+                if memory.measured_peak_gib is not None
+                else ""
+            ),
         ),
         (
             "solver",
@@ -122,12 +127,27 @@ def _print_plan(plan: PlanOut) -> None:
                 headers=["#", "GPU", "GPUs", "from", "where", "hours", "cost", "why it lost"],
             )
         )
+    _print_below_headroom(plan)
     if plan.rejected:
         print(f"\n{len(plan.rejected)} GPU types cannot be used, e.g.:")
         for rejected in plan.rejected[:8]:
             print(f"  {rejected.gpu_name}: " + "; ".join(f"{r.reason}: {r.detail}" for r in rejected.reasons))
     for warning in plan.warnings:
         print(f"\nwarning [{warning.code}]: {warning.message}")
+
+
+def _print_below_headroom(plan: PlanOut) -> None:
+    """What the memory headroom costs: the configurations that fit only below it."""
+    if not plan.pareto_below_headroom:
+        return
+    rows = [
+        (e.gpu, e.gpu_count, e.provider or e.acquisition, f"{e.hours:,.1f}", money(e.cost_usd),
+         f"{e.per_gpu_gib:,.1f} of {e.capacity_gib:g} GiB", f"{e.headroom:.0%}", money(e.usd_below_choice))
+        for e in plan.pareto_below_headroom
+    ]  # fmt: skip
+    print("\nwhat the memory headroom costs (these fit only below it; never chosen)")
+    headers = ["GPU", "GPUs", "from", "hours", "cost", "memory per GPU", "free", "less than the choice"]
+    print(tabulate(rows, headers=headers))
 
 
 def _print_fleet_header(plan: ServingPlanOut) -> None:

@@ -430,6 +430,7 @@ def _replica_out(
                 capacity_provenance=rtype.capacities[i].provenance,
                 capacity_confidence=rtype.capacities[i].confidence,
                 capacity_method=rtype.capacities[i].method,
+                capacity_source=_row_source(inputs, rtype.capacities[i].sources),
             )
             for i, cls in enumerate(classes)
         ],
@@ -438,6 +439,12 @@ def _replica_out(
         latency=_latency(rtype, inputs, solved, cache),
         mig=mig_ref(inputs.snapshot, supply, instances * supply.gpus_per_unit),
     )
+
+
+def _row_source(inputs: PlanInputs[ServingPlan, FleetSpec], serving_ids: list[int]) -> str | None:
+    """The source of the serving row a measured capacity comes from (``None`` when none is cited)."""
+    wanted = set(serving_ids)
+    return next((row.source for row in inputs.snapshot.serving if row.serving_id in wanted), None)
 
 
 def _latency(

@@ -6,6 +6,9 @@ asks the planner for the cheapest (or fastest) configuration that finishes the w
 
 from __future__ import annotations
 
+import re
+from typing import Any, Final
+
 from service.db.snapshot import CatalogSnapshot
 from service.http import body_of
 from service.plans.charges_out import cost_out, data_out, pricing_options, reliability_out
@@ -23,6 +26,7 @@ from service.plans.render import (
 )
 from service.plans.schemas import (
     AlternativeOut,
+    BelowHeadroomPoint,
     ChoiceOut,
     EstimateOut,
     MemoryOut,
@@ -41,6 +45,7 @@ from solver import (
     JobTermsWithRules,
     PlanResult,
     ResolvedWorkload,
+    ThroughputEstimate,
     candidate_warnings,
     complete_bands,
     deadline_probability,
@@ -124,6 +129,7 @@ class JobPlans:
             alternatives=_alternatives(result, inputs.snapshot, inputs.resolved.is_inference),
             rejected=rejected_gpus(inputs.snapshot, result.rejected),
             pareto=_pareto(result, inputs.snapshot),
+            pareto_below_headroom=_below_headroom(result),
             pricing_options=pricing_options(result, request.owned_utilization),
             warnings=[
                 *candidate_warnings(chosen, request.constraints.deadline_hours),
@@ -154,6 +160,21 @@ def _choice(c: Candidate, inputs: PlanInputs[JobPlanRequest, JobTermsWithRules])
     )
 
 
+_PEAK_NOTE: Final = re.compile(r"\bpeak_memory_gib=([\d.]+)")
+
+
+def _measured_peak(t: ThroughputEstimate, snapshot: CatalogSnapshot) -> dict[str, Any]:
+    """The peak memory the measured rows behind ``t`` state in their notes (an imported run's), if any."""
+    if t.route != "measured":
+        return {}
+    cited = {source.profile_id for source in t.sources}
+    for row in snapshot.profiles:
+        found = _PEAK_NOTE.search(row.notes) if row.profile_id in cited else None
+        if found:
+            return {"measured_peak_gib": float(found.group(1)), "measured_peak_source": row.source}
+    return {}
+
+
 def _estimate(
     c: Candidate, job: JobTermsWithRules, snapshot: CatalogSnapshot, deadline_hours: float | None = None
 ) -> EstimateOut:
@@ -168,7 +189,7 @@ def _estimate(
         work_unit="tokens" if "token" in t.unit else "samples",
         throughput=body_of(ThroughputOut, t),
         scaling=t.scaling,
-        memory=body_of(MemoryOut, c.memory, capacity_gib=c.capacity_gib),
+        memory=body_of(MemoryOut, c.memory, capacity_gib=c.capacity_gib, **_measured_peak(t, snapshot)),
         reliability=reliability_out(c, job.terms, snapshot),
         data=data_out(job, c),
         goodput=c.compute_hours / c.hours if c.hours > 0 else 1.0,
@@ -205,6 +226,24 @@ def _pareto(result: PlanResult, snapshot: CatalogSnapshot) -> list[ParetoPoint]:
             chosen=p is result.choice,
         )
         for p in result.pareto
+    ]
+
+
+def _below_headroom(result: PlanResult) -> list[BelowHeadroomPoint]:
+    chosen = result.choice
+    return [
+        body_of(
+            BelowHeadroomPoint,
+            p,
+            p.supply,
+            gpu=p.supply.gpu_id,
+            per_gpu_gib=p.memory.per_gpu_gib,
+            band_high_gib=p.memory.band.high_gib,
+            headroom=1.0 - p.memory.per_gpu_gib / p.capacity_gib,
+            usd_below_choice=chosen.cost_usd - p.cost_usd,
+            hours_below_choice=chosen.hours - p.hours,
+        )
+        for p in result.below_headroom
     ]
 
 

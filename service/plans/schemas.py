@@ -27,6 +27,7 @@ from solver import (
 __all__ = [
     "AlternativeOut",
     "AnyPlan",
+    "BelowHeadroomPoint",
     "ChoiceOut",
     "ClassShare",
     "CostOut",
@@ -149,6 +150,12 @@ class MemoryOut(msgspec.Struct, kw_only=True):
     band: MemoryBand
     host_ram_gib: float
     breakdown: MemoryBreakdown
+    measured_peak_gib: float | None = None
+    """With a measured throughput whose run reported its peak (an imported log's ``memory``, Megatron's
+    ``max reserved``, or the upload's ``torch.cuda.max_memory_*`` figure): that run's peak per GPU, in
+    GiB. The fields above are the memory model's, for the plan's own layout."""
+    measured_peak_source: str | None = None
+    """The source of the run behind ``measured_peak_gib``."""
 
 
 class ReliabilityOut(msgspec.Struct, kw_only=True):
@@ -299,7 +306,9 @@ class RejectedGpu(msgspec.Struct, kw_only=True):
     reasons: list[RejectionOut]
 
 
-class ParetoPoint(msgspec.Struct, kw_only=True):
+class FrontPoint(msgspec.Struct, kw_only=True):
+    """A configuration on a cost-against-hours chart."""
+
     gpu: str
     gpu_count: int
     acquisition: Literal["rent", "own"]
@@ -307,10 +316,31 @@ class ParetoPoint(msgspec.Struct, kw_only=True):
     instance_type: str | None
     hours: float
     cost_usd: float
+
+
+class ParetoPoint(FrontPoint, kw_only=True):
     chosen: bool
     gpu_name: str = ""
     """The GPU's catalog name (empty in plans stored before it was recorded)."""
     region: str | None = None
+
+
+class BelowHeadroomPoint(FrontPoint, kw_only=True):
+    """A configuration that fits only below the plan's ``memory_headroom`` (its peak within the GPU's
+    memory, not within ``1 − memory_headroom`` of it) and that no point of the plan's ``pareto`` beats
+    on both cost and hours: what the headroom costs. Never chosen."""
+
+    per_gpu_gib: float
+    """Its peak memory per GPU (nvidia-smi's counter, as ``estimate.memory.per_gpu_gib``)."""
+    band_high_gib: float
+    """The high end of its memory band (with headroom asked for, it must fit the GPU's memory too)."""
+    capacity_gib: float
+    headroom: float
+    """The share of the GPU's memory it leaves free: 1 − per_gpu_gib ÷ capacity_gib."""
+    usd_below_choice: float
+    """How much less it costs than the plan's choice (negative: more)."""
+    hours_below_choice: float
+    """How much sooner it finishes than the plan's choice (negative: later)."""
 
 
 class PriceSheetUse(msgspec.Struct, kw_only=True):
@@ -353,6 +383,9 @@ class PlanOut(msgspec.Struct, kw_only=True, tag_field="plan_type", tag="job"):
     alternatives: list[AlternativeOut]
     rejected: list[RejectedGpu]
     pareto: list[ParetoPoint]
+    pareto_below_headroom: list[BelowHeadroomPoint] = msgspec.field(default_factory=list)
+    """What ``constraints.memory_headroom`` costs: the configurations that fit only below it and would
+    join the front without it, by hours (empty when the headroom costs nothing, or is 0)."""
     pricing_options: list[PricingOptionOut]
     """The best feasible configuration per kind of price when more than one kind could run the job."""
     warnings: list[PlanWarning]
@@ -369,6 +402,9 @@ class ClassShare(msgspec.Struct, kw_only=True):
     capacity_provenance: Literal["measured", "derived"]
     capacity_confidence: str
     capacity_method: str
+    capacity_source: str | None = None
+    """Where a measured capacity comes from: the source of its serving row (an upload's name, e.g. a
+    ``POST /v1/measurements`` source, or the shipped Mélange table's); ``None`` for a derived one."""
 
 
 class ReplicaOut(msgspec.Struct, kw_only=True):

@@ -22,6 +22,7 @@ from service.http import readable_json
 from service.price_sheets.refresh import Refresher
 from service.settings import Settings
 from service.web.buy_vs_rent_query import FIELDS, request_of
+from service.web.measurement_pages import MEASUREMENT_PAGES
 from service.web.plan_downloads import plan_csv
 from service.web.plan_list import plan_list_page
 from service.web.plan_pages import PLAN_PAGES
@@ -153,5 +154,6 @@ PAGES: Final[tuple[HTTPRouteHandler, ...]] = (
     plan_list_page,
     plan_csv,
     *SHEET_PAGES,
+    *MEASUREMENT_PAGES,
 )
 """The page handlers, mounted at the root (the API lives under /v1)."""

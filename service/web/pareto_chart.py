@@ -17,7 +17,7 @@ from markupsafe import Markup, escape
 from service.plans.schemas import ParetoPoint
 from service.web.render import usd
 
-__all__ = ["ChartPoint", "chart_points", "pareto_svg"]
+__all__ = ["ChartPoint", "EdgePoint", "chart_points", "pareto_svg"]
 
 _W, _H = 720, 420
 _LEFT, _RIGHT, _TOP, _BOTTOM = 86, 24, 20, 54
@@ -36,6 +36,15 @@ class ChartPoint(NamedTuple):
     cost_usd: float
     chosen: bool
     off_scale: bool
+
+
+class EdgePoint(NamedTuple):
+    """A configuration drawn beside the front but never chosen (one that fits only below the memory
+    headroom): a hollow triangle with its tooltip."""
+
+    hours: float
+    cost_usd: float
+    tip: str
 
 
 def _quantile(values: Sequence[float], q: float) -> float:
@@ -139,19 +148,27 @@ def _marker(p: ChartPoint, px: float, py: float) -> str:
         shape += (f'<text x="{px + dx:.1f}" y="{py + dy:.1f}" text-anchor="{anchor}" font-weight="600">'
                   f"#{p.number} chosen</text>")  # fmt: skip
     elif p.off_scale:
-        shape = f'<path d="M{px:.1f} {py - 6:.1f}l5 9h-10z" fill="#e08a00"/>'
+        shape = f'<path d="M{px:.1f} {py - 6:.1f}l5 9h-10z" fill="#5b6475"/>'
     else:
         shape = f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3.5" fill="#1f5fbf" fill-opacity="0.55"/>'
     return f'<g class="point" data-number="{p.number}"><title>{tip}</title>{shape}</g>'
 
 
-def pareto_svg(points: Sequence[ChartPoint], title: str) -> Markup:
-    """The chart as an inline ``<svg>`` element (empty for no points)."""
+def _edge(p: EdgePoint, px: float, py: float) -> str:
+    return (f'<g class="edge"><title>{escape(p.tip)}</title><path d="M{px:.1f} {py + 5:.1f}l5 -9h-10z" '
+            'fill="none" stroke="#e08a00" stroke-width="1.5"/></g>')  # fmt: skip
+
+
+def pareto_svg(points: Sequence[ChartPoint], title: str, edge: Sequence[EdgePoint] = ()) -> Markup:
+    """The chart as an inline ``<svg>`` element (empty for no points); ``edge`` points drawn beside."""
     if not points:
         return Markup("")
-    x = _axis([p.hours for p in points], _LEFT, _W - _LEFT - _RIGHT, True)
-    y = _axis([p.cost_usd for p in points], _H - _BOTTOM, -(_H - _TOP - _BOTTOM), False)
+    hours = [p.hours for p in points] + [p.hours for p in edge]
+    costs = [p.cost_usd for p in points] + [p.cost_usd for p in edge]
+    x = _axis(hours, _LEFT, _W - _LEFT - _RIGHT, True)
+    y = _axis(costs, _H - _BOTTOM, -(_H - _TOP - _BOTTOM), False)
     body = _frame(x, y)
+    body += [_edge(p, x.at(p.hours), y.at(p.cost_usd)) for p in edge]
     body += [_marker(p, x.at(p.hours), y.at(p.cost_usd)) for p in sorted(points, key=lambda p: p.chosen)]
     return Markup(
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {_W} {_H}" role="img" aria-labelledby="pareto-title" '

@@ -13,7 +13,7 @@ from markupsafe import Markup
 from service.db.snapshot import CatalogSnapshot
 from service.http import readable_json
 from service.plans.schemas import AnyPlan, PlanOut
-from service.web.pareto_chart import ChartPoint, chart_points, pareto_svg
+from service.web.pareto_chart import ChartPoint, EdgePoint, chart_points, pareto_svg
 from service.web.plan_downloads import plan_rows_csv
 from service.web.render import usd
 from solver import Rejection
@@ -61,19 +61,38 @@ def downloads(plan: AnyPlan) -> dict[str, str]:
     }
 
 
+def _gpu_names(plan: PlanOut) -> dict[str, str]:
+    """The GPU names the plan knows, by id (the choice, its front, alternatives and rejections)."""
+    names = {r.gpu: r.gpu_name for r in plan.rejected}
+    names.update({p.gpu: p.gpu_name for p in plan.pareto if p.gpu_name})
+    names.update({a.gpu: a.gpu_name for a in plan.alternatives if a.gpu_name})
+    names[plan.choice.gpu] = plan.choice.gpu_name
+    return names
+
+
 def front_chart(plan: PlanOut) -> tuple[list[ChartPoint], Markup]:
-    """A job plan's Pareto points as the chart and its table number them, and the chart."""
+    """A job plan's Pareto points as the chart and its table number them, and the chart (with the
+    configurations that fit only below the memory headroom beside the front)."""
     points = chart_points(plan.pareto)
+    names = _gpu_names(plan)
+    edge = [
+        EdgePoint(hours=e.hours, cost_usd=e.cost_usd,
+                  tip=f"fits only below the memory headroom: {e.gpu_count} × {names.get(e.gpu, e.gpu)}, "
+                      f"{e.provider or 'owned'}; {e.hours:,.1f} h, {usd(e.cost_usd, True)}; peak "
+                      f"{e.per_gpu_gib:,.1f} of {e.capacity_gib:g} GiB ({e.headroom:.0%} free)")
+        for e in plan.pareto_below_headroom
+    ]  # fmt: skip
     title = f"{plan.model}: cost against hours of the {len(points)} configurations no other beats on both"
-    return points, pareto_svg(points, title)
+    return points, pareto_svg(points, title, edge)
 
 
 def plan_views(plan: AnyPlan) -> dict[str, Any]:
     """The chart, its points and the downloads for a plan page."""
-    views: dict[str, Any] = {"downloads": downloads(plan), "chart": None, "points": []}
+    views: dict[str, Any] = {"downloads": downloads(plan), "chart": None, "points": [], "gpu_name": str}
     if isinstance(plan, PlanOut):
         points, chart = front_chart(plan)
-        views.update(points=points, chart=chart)
+        names = _gpu_names(plan)
+        views.update(points=points, chart=chart, gpu_name=lambda gpu: names.get(gpu, gpu))
     return views
 
 

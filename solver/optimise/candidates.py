@@ -148,6 +148,11 @@ class Enumeration(msgspec.Struct, frozen=True, kw_only=True):
     rejections: list[Rejection]
     configurations_tried: int
     feasible: int = 0
+    below_headroom: list[Candidate] = msgspec.field(default_factory=list)
+    """Configurations that fit only below the memory headroom (a layout whose peak fits the GPU's
+    memory but not within ``1 − memory_headroom`` of it, faster than what the headroom allows at that
+    count), within the deadline and budget: the Pareto rows and each group's best, as for
+    ``candidates``. They are never chosen; they show what the headroom costs."""
 
 
 class _Rejections:
@@ -188,10 +193,17 @@ class _Rejections:
 
 
 def _candidate(
-    supply: Supply, step: ShapeStep, hours: float, charges: ChargeSummary, gpus: Mapping[str, GpuSpec]
+    supply: Supply,
+    step: ShapeStep,
+    hours: float,
+    charges: ChargeSummary,
+    gpus: Mapping[str, GpuSpec],
+    *,
+    edge: bool = False,
 ) -> Candidate:
-    choice = step.choice
-    assert choice is not None and step.rate is not None
+    """The priced configuration of a grid row (``edge``: its layout that fits only below the headroom)."""
+    choice, rate = (step.edge, step.edge_rate) if edge else (step.choice, step.rate)
+    assert choice is not None and rate is not None
     return Candidate(
         supply=supply,
         units=step.units,
@@ -202,7 +214,7 @@ def _candidate(
         layout=choice.layout,
         memory=choice.memory,
         capacity_gib=gpus[supply.gpu_id].memory_gib,
-        throughput=step.rate,
+        throughput=rate,
         compute_hours=hours,
         hours=charges.wall_hours,
         usd_per_hour=supply.usd_per_unit_hour * step.units,
@@ -236,6 +248,9 @@ class _Enumerator:
         self.rejections = _Rejections()
         self.grid = ConfigGrid()
         self.added: list[tuple[Supply, list[ShapeStep]]] = []
+        self.edges = ConfigGrid()
+        """The same rows at the layouts that fit only below the headroom (shapes that have any)."""
+        self.edges_added: list[tuple[Supply, list[ShapeStep]]] = []
         self.groups: dict[tuple[str, str, str], int] = {}
         self.gpu_numbers: dict[str, int] = {}
         self.told: set[Hashable] = set()  # shapes whose failing counts were reported
@@ -259,7 +274,8 @@ class _Enumerator:
             self.rejections.add(supply, "quota", 0, "one unit has {} GPUs, above max_gpus {}",
                                 supply.gpus_per_unit, max_gpus, admit_at=supply.gpus_per_unit)  # fmt: skip
             return
-        rate = next((step.rate for step in steps if step.rate is not None), None)
+        # the hours depend on the amount of work: key them by it, even where only an edge layout runs
+        rate = next((r for step in steps for r in (step.rate, step.edge_rate) if r is not None), None)
         amount = None if rate is None else self.amount(rate.unit)
         table = self.cache.get("hours", (self.key, shape, max_gpus, amount),
                                lambda: StepTable.of(steps, self.amount))  # fmt: skip
@@ -272,15 +288,36 @@ class _Enumerator:
                 self.rejections.add(supply, reason, step.gpu_count, "{}", detail, rank=rank)
         # per kind of price too: each kind's own optimum must survive the pruning (pricing_options)
         seller = (supply.gpu_id, supply.provider or supply.acquisition, supply.pricing)
-        self.grid.add(table.hours, table.units, table.gpu_counts, price=supply.usd_per_unit_hour,
-                      increment_s=supply.billing_increment_s, group=self.groups.setdefault(seller, len(self.groups)),
-                      gpu=self.gpu_numbers.setdefault(supply.gpu_id, len(self.gpu_numbers)), terms=supply.terms)  # fmt: skip
-        self.added.append((supply, steps))
+        group = self.groups.setdefault(seller, len(self.groups))
+        gpu_number = self.gpu_numbers.setdefault(supply.gpu_id, len(self.gpu_numbers))
+        for grid, hours in (
+            (self.grid, table.hours),
+            *([(self.edges, table.edge_hours)] if table.has_edges else []),
+        ):
+            grid.add(hours, table.units, table.gpu_counts, price=supply.usd_per_unit_hour,
+                     increment_s=supply.billing_increment_s, group=group, gpu=gpu_number, terms=supply.terms)  # fmt: skip
+            (self.added if grid is self.grid else self.edges_added).append((supply, steps))
 
-    def at(self, row: int) -> tuple[Supply, ShapeStep]:
-        position = self.grid.supply_of(row)
-        supply, steps = self.added[position]
-        return supply, steps[row - self.grid.starts[position]]
+    def at(self, row: int, *, edge: bool = False) -> tuple[Supply, ShapeStep]:
+        grid, added = (self.edges, self.edges_added) if edge else (self.grid, self.added)
+        position = grid.supply_of(row)
+        supply, steps = added[position]
+        return supply, steps[row - grid.starts[position]]
+
+    def below_headroom(
+        self,
+        job: JobTerms,
+        gpus: Mapping[str, GpuSpec],
+        deadline_hours: float | None,
+        budget_usd: float | None,
+    ) -> list[Candidate]:
+        """The configurations that fit only below the headroom and can matter (within the limits)."""
+        picked = select(self.edges, job, deadline_hours=deadline_hours, budget_usd=budget_usd)
+        summaries = [] if picked.charges is None else ChargeSummary.many(picked.charges, picked.kept)
+        return [
+            _candidate(*self.at(i, edge=True), self.edges.hours[i], summary, gpus, edge=True)
+            for i, summary in zip(picked.kept, summaries, strict=True)
+        ]
 
 
 def _seller(supply: Supply) -> str:
@@ -372,4 +409,5 @@ def enumerate_candidates(
         for i, summary in zip(picked.kept, summaries, strict=True)
     ]
     return Enumeration(candidates=candidates, rejections=found.rejections.kept(),
-                       configurations_tried=len(found.grid.hours), feasible=picked.feasible)  # fmt: skip
+                       configurations_tried=len(found.grid.hours), feasible=picked.feasible,
+                       below_headroom=found.below_headroom(job, gpus, deadline_hours, budget_usd))  # fmt: skip

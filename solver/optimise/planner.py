@@ -68,6 +68,11 @@ class PlanResult(msgspec.Struct, frozen=True, kw_only=True):
     candidates: int
     pruned: int
     configurations_tried: int
+    below_headroom: list[Candidate] = msgspec.field(default_factory=list)
+    """What the memory headroom costs: the configurations that fit only below it (their peak within
+    the GPU's memory, not within ``1 − memory_headroom`` of it) and that no configuration on
+    ``pareto`` beats on both cost and hours, by hours. Never chosen; empty without headroom or when
+    the headroom costs nothing."""
 
 
 def work_amount(request: JobPlanRequest, seq_len: int) -> Callable[[str], WorkAmount]:
@@ -100,6 +105,12 @@ def pareto_front(candidates: Sequence[Candidate]) -> list[Candidate]:
             front.append(candidate)
             best_cost = candidate.cost_usd
     return front
+
+
+def beyond_front(front: Sequence[Candidate], others: Sequence[Candidate]) -> list[Candidate]:
+    """Those of ``others`` on the Pareto front of ``front`` and ``others`` together, by hours."""
+    mine = {id(c) for c in others}
+    return [c for c in pareto_front([*front, *others]) if id(c) in mine]
 
 
 def choose(
@@ -259,4 +270,5 @@ def _chosen(
         candidates=enumeration.feasible,
         pruned=enumeration.feasible - len(front),
         configurations_tried=enumeration.configurations_tried,
+        below_headroom=beyond_front(front, enumeration.below_headroom),
     )

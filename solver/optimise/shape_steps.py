@@ -61,6 +61,11 @@ class ShapeStep(NamedTuple):
     rejection: tuple[RejectionReason, str] | None
     need_gib: float = 0.0
     """For a ``memory`` rejection: the least per-GPU memory any layout at this count needs."""
+    edge: LayoutChoice | None = None
+    """A faster layout that fits only below the plan's memory headroom (the layout search's
+    :attr:`~solver.throughput.layout_search.LayoutChoice.edge`), when the throughput model and the
+    host agree it runs faster; with :attr:`edge_rate`, what the headroom costs at this count."""
+    edge_rate: ThroughputEstimate | None = None
 
 
 class StepContext(NamedTuple):
@@ -96,7 +101,8 @@ def _step(
         return _failed(units, n, "memory", exc.message)
     if isinstance(found, LayoutFailure):
         reason: RejectionReason = "network" if found.reason == "network" else found.reason
-        return _failed(units, n, reason, found.detail, found.need_gib)
+        return _with_edge(context, gpu, topology, _failed(units, n, reason, found.detail, found.need_gib),
+                          found.edge, host, vcpus)  # fmt: skip
     if host is not None and context.uses_host and found.memory.host_ram_gib > host:
         detail = (f"needs {found.memory.host_ram_gib:,.1f} GiB of host memory per GPU (offloaded or paged "
                   f"state); the offer has {host:g} GiB per GPU")  # fmt: skip
@@ -109,7 +115,31 @@ def _step(
         short = decode_shortfall(rate.value / n, vcpus)
         if short is not None:
             return _failed(units, n, "host", short)
-    return ShapeStep(units, n, found, rate, None)
+    return _with_edge(context, gpu, topology, ShapeStep(units, n, found, rate, None), found.edge, host, vcpus)
+
+
+def _with_edge(
+    context: StepContext,
+    gpu: GpuSpec,
+    topology: Topology,
+    step: ShapeStep,
+    edge: LayoutChoice | None,
+    host: float | None,
+    vcpus: float | None,
+) -> ShapeStep:
+    """``step`` with the layout that fits only below the headroom, rated, when it runs on this shape
+    (host memory, vCPUs) faster than the step's own layout; else ``step`` as it is."""
+    if edge is None or (host is not None and context.uses_host and edge.memory.host_ram_gib > host):
+        return step
+    try:
+        rate = context.throughput(edge.workload, gpu, step.gpu_count, topology)
+    except (ThroughputUnavailable, InvalidWorkload):
+        return step
+    if step.rate is not None and rate.value <= step.rate.value:
+        return step
+    if vcpus is not None and context.decodes_images and decode_shortfall(rate.value / step.gpu_count, vcpus):
+        return step
+    return step._replace(edge=edge, edge_rate=rate)
 
 
 def shape_steps(
@@ -138,19 +168,29 @@ def shape_steps(
 
 
 class StepTable(NamedTuple):
-    """A shape's steps as grid columns for one amount of work (hours NaN where a step cannot run)."""
+    """A shape's steps as grid columns for one amount of work (hours NaN where a step cannot run), and
+    the hours of their layouts that fit only below the headroom (``edge_hours``, NaN where none)."""
 
     hours: list[float]
     units: list[int]
     gpu_counts: list[int]
     failed: list[ShapeStep]
+    edge_hours: list[float]
 
     @classmethod
     def of(cls, steps: list[ShapeStep], amount: Callable[[str], float]) -> StepTable:
-        hours = [math.nan if s.rate is None else amount(s.rate.unit) / s.rate.value / 3600 for s in steps]
         return cls(
-            hours=hours,
+            hours=[_hours(s.rate, amount) for s in steps],
             units=[step.units for step in steps],
             gpu_counts=[step.gpu_count for step in steps],
             failed=[step for step in steps if step.rejection is not None],
+            edge_hours=[_hours(s.edge_rate, amount) for s in steps],
         )
+
+    @property
+    def has_edges(self) -> bool:
+        return any(not math.isnan(h) for h in self.edge_hours)
+
+
+def _hours(rate: ThroughputEstimate | None, amount: Callable[[str], float]) -> float:
+    return math.nan if rate is None else amount(rate.unit) / rate.value / 3600

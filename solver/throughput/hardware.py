@@ -17,9 +17,14 @@ Every GPU of the catalog gets a :class:`Hardware` view with
   77.6 %. A GPU without a measurement takes its generation's value (:data:`GENERATION_MAMF`).
 - a power factor for parts that share a chip and its quoted peak but run at another power limit
   (A100 PCIe 250 W against A100 SXM 400 W, B200 1000 W against B300 1100 W): sustained tensor clocks
-  scale about as ``(TDP / TDP_ref) ** (1/6)``. Two measurements above fix the exponent: GH200 at 900 W
-  reaches 1.041× H100 SXM's 700 W MAMF ((900/700)^(1/6) = 1.043) and A100 PCIe 0.933× A100 SXM
-  ((250/400)^(1/6) = 0.925 at 250 W, 0.94 at 300 W).
+  scale about as ``(TDP / TDP_ref) ** (1/6)``. Two measurements above fix the exponent, one on each
+  side of the reference power: GH200 at 900 W reaches 1.041× H100 SXM's 700 W MAMF ((900/700)^(1/6) =
+  1.043) and, below it, A100 PCIe 0.933× A100 SXM ((250/400)^(1/6) = 0.925 at 250 W, 0.94 at 300 W).
+  A part whose datasheet already quotes a lower peak for its lower power (H100 NVL and H200 NVL: 835.5
+  dense BF16 TFLOPS at 400 W and 600 W against the SXM parts' 989 at 700 W, a 16 % lower boost clock)
+  takes that peak as quoted and no factor on top. A catalog row for a known chip at another power limit
+  (a ``gpu_specs.csv`` row with the chip's ``family`` and quoted peak and its own ``tdp_w``) gets the
+  factor against the highest-powered part of the chip; one at another memory size keeps its speed.
 - ``bandwidth_tbps`` and ``memory_gib`` as the catalog states them.
 
 GPUs whose 16-bit peak is unknown get one from their memory bandwidth × the median peak-per-bandwidth of

@@ -38,7 +38,7 @@ import msgspec
 
 from solver.catalog.gpus import INTERCONNECT_RANK, GpuSpec
 from solver.catalog.stacks import stack_parallelism
-from solver.errors import InvalidWorkload
+from solver.errors import InvalidWorkload, ThroughputUnavailable
 from solver.memory.peak import MemoryEstimate, estimate_memory, lora_params, rank_peak_gib
 from solver.spec.workload import RECOMPUTE_CHOICES, Recompute, ResolvedWorkload, Sharding
 from solver.throughput.calibration import ProfileIndex
@@ -120,6 +120,10 @@ class LayoutChoice(msgspec.Struct, frozen=True, kw_only=True):
     memory: MemoryEstimate
     score: float
     """Tokens (or samples) per second the search's step model gave it (ranks layouts, not reported)."""
+    edge: LayoutChoice | None = None
+    """The fastest layout the search met that fits only below the memory headroom (its peak within the
+    GPU's memory, not within ``1 − memory_headroom`` of it), when it is faster than this one: what
+    the headroom costs at this count. ``None`` without headroom or when the headroom costs nothing."""
 
 
 class LayoutFailure(msgspec.Struct, frozen=True, kw_only=True):
@@ -130,6 +134,8 @@ class LayoutFailure(msgspec.Struct, frozen=True, kw_only=True):
     detail: str
     field: str
     need_gib: float = 0.0
+    edge: LayoutChoice | None = None
+    """The fastest layout that fits only below the memory headroom (see :attr:`LayoutChoice.edge`)."""
 
 
 def fits(point_gib: float, high_gib: float, capacity_gib: float, memory_headroom: float) -> bool:
@@ -320,17 +326,21 @@ class _Offers:
 
     def __init__(self) -> None:
         self.items: list[ResolvedWorkload] = []
+        self.edges: list[ResolvedWorkload] = []
+        """Layouts whose peak fits the GPU's memory but not within the headroom (``_fitting_micros``)."""
 
     def offer(self, search: _Search, rw: ResolvedWorkload) -> None:
         self.items.append(rw)
 
 
 class _Enumerated(NamedTuple):
-    """A count's layouts worth rating and, when none fits, what the closest needed."""
+    """A count's layouts worth rating and, when none fits, what the closest needed; and the layouts
+    that fit only below the headroom."""
 
     offers: tuple[ResolvedWorkload, ...]
     need: float
     blocked: int
+    edges: tuple[ResolvedWorkload, ...] = ()
 
 
 def _layout(rw: ResolvedWorkload) -> Layout:
@@ -351,18 +361,22 @@ def _score(search: _Search, rw: ResolvedWorkload) -> tuple[float, Layout]:
     return layout.global_batch_tokens / step.total, layout
 
 
-def _fitting_micros(search: _Search, rw: ResolvedWorkload) -> tuple[tuple[int, ...], float]:
+def _fitting_micros(search: _Search, rw: ResolvedWorkload) -> tuple[tuple[int, ...], float, int]:
     """The micro-batches of ``rw`` that meet the global batch and fit (ascending; memory grows with
-    the micro-batch, so the first that does not fit ends them), and that one's need (GiB; inf: none)."""
+    the micro-batch, so the first that does not fit ends them), that one's need (GiB; inf: none) and,
+    with headroom asked for, that one again when its peak fits the GPU's whole memory (the *edge*
+    micro-batch, 0: none; its memory is worked out anyway, so the edge costs the search nothing)."""
     fitting: list[int] = []
     for micro in _micro_batches(search, rw.dp):
         laid = _with_micro(search, rw, micro)
         if laid is None:
             continue
         if not search.fits(laid):
-            return tuple(fitting), search.memory(laid)[0]
+            need = search.memory(laid)[0]
+            edge = micro if search.headroom > 0 and need <= search.gpu.memory_gib else 0
+            return tuple(fitting), need, edge
         fitting.append(micro)
-    return tuple(fitting), math.inf
+    return tuple(fitting), math.inf, 0
 
 
 def _largest_micro(search: _Search, rw: ResolvedWorkload, best: _Offers, above: int) -> int:
@@ -370,12 +384,15 @@ def _largest_micro(search: _Search, rw: ResolvedWorkload, best: _Offers, above: 
     sharding or checkpointing level already reached: the heavier one is slower at those); without
     stages only the largest (never slower there), with stages the two largest (a larger micro-batch
     leaves fewer to fill the pipeline). Returns the largest that fitted (0: none)."""
-    micros, need = search.cache.get("micros", search.fit_key(rw), lambda: _fitting_micros(search, rw))
+    micros, need, edge = search.cache.get("micros", search.fit_key(rw), lambda: _fitting_micros(search, rw))
     search.smallest_need = min(search.smallest_need, need)
     fitting = [laid for laid in (_with_micro(search, rw, micro) for micro in micros) if laid is not None]
     for laid in fitting[-2:] if rw.pp > 1 else fitting[-1:]:
         if laid.batch_size > above:
             best.offer(search, laid)
+    at_edge = _with_micro(search, rw, edge) if edge > above else None
+    if at_edge is not None:
+        best.edges.append(at_edge)
     return fitting[-1].batch_size if fitting else 0
 
 
@@ -426,7 +443,7 @@ def _enumerate(search: _Search, count: int) -> _Enumerated:
     for tp in _tps(search.template, search.gpu, search.topology, count):
         for cp in _cps(search.template, count // tp):
             _stages(search, count, tp, cp, offers)
-    return _Enumerated(tuple(offers.items), search.smallest_need, search.batch_blocked)
+    return _Enumerated(tuple(offers.items), search.smallest_need, search.batch_blocked, tuple(offers.edges))
 
 
 def _training(search: _Search, count: int) -> LayoutChoice | LayoutFailure:
@@ -435,17 +452,42 @@ def _training(search: _Search, count: int) -> LayoutChoice | LayoutFailure:
            topology.gpus_per_instance, topology.interconnect)  # fmt: skip
     found = search.cache.get("offers", key, lambda: _enumerate(search, count))
     search.smallest_need, search.batch_blocked = found.need, found.blocked
+    best = _fastest(search, found.offers)
+    edge = _edge(search, found.edges, best)
+    if best is None:
+        failure = _failure(search, count)
+        return failure if edge is None else msgspec.structs.replace(failure, edge=edge)
+    return best if edge is None else msgspec.structs.replace(best, edge=edge)
+
+
+def _edge(
+    search: _Search, edges: tuple[ResolvedWorkload, ...], best: LayoutChoice | None
+) -> LayoutChoice | None:
+    """The fastest of the layouts that fit only below the headroom when it beats ``best`` (None: the
+    headroom costs nothing at this count, or no rate can be set for them: they only inform)."""
+    try:
+        edge = _fastest(search, edges, count_unpriced=False)
+    except (ThroughputUnavailable, InvalidWorkload):
+        return None
+    return None if edge is None or (best is not None and edge.score <= best.score) else edge
+
+
+def _fastest(
+    search: _Search, offers: tuple[ResolvedWorkload, ...], *, count_unpriced: bool = True
+) -> LayoutChoice | None:
+    """The fastest of ``offers`` by the step model, with its memory estimate (None: none can run)."""
     best: tuple[float, Layout, ResolvedWorkload] | None = None
-    for rw in found.offers:
+    for rw in offers:
         score, layout = _score(search, rw)
         if score <= 0:
-            search.unpriced += 1
+            search.unpriced += count_unpriced
         elif best is None or score > best[0]:
             best = (score, layout, rw)
     if best is None:
-        return _failure(search, count)
-    memory = search.cache.get("estimates", (search.key, best[1]), lambda: estimate_memory(best[2]))
-    return LayoutChoice(workload=best[2], layout=best[1], memory=memory, score=best[0])
+        return None
+    score, layout, rw = best
+    memory = search.cache.get("estimates", (search.key, layout), lambda: estimate_memory(rw))
+    return LayoutChoice(workload=rw, layout=layout, memory=memory, score=score)
 
 
 def _failure(search: _Search, count: int) -> LayoutFailure:
@@ -475,8 +517,9 @@ def _failure(search: _Search, count: int) -> LayoutFailure:
     return LayoutFailure(
         reason="global_batch",
         detail=(
-            f"{count} GPU(s) cannot meet the {search.basis} without exceeding it: every layout has more "
-            f"data-parallel ranks than the {search.sequences:,} sequences of a step"
+            f"{count} GPU(s) cannot meet the {search.basis} without exceeding it: no layout splits the "
+            f"{search.sequences:,} sequences of a step over its data-parallel ranks (at least one each) "
+            f"and still reaches {MIN_BATCH_SHARE:.0%} of them"
         ),
         field="global_batch_tokens",
     )

@@ -15,8 +15,8 @@ from tests.layout_rules import (
     upward_imports,
 )
 
-ROOMS = {"rules": 2, "sheets": 3, "ownership": 4}
-"""rules ← sheets ← ownership; ``errors`` then ``cells`` sit at the top, below every room."""
+ROOMS = {"rules": 2, "sheets": 3, "ownership": 4, "measurements": 5}
+"""rules ← sheets ← ownership (← measurements, which imports only errors and cells); ``errors`` then ``cells`` sit at the top, below every room."""
 TOP = {"errors": 0, "cells": 1}
 
 

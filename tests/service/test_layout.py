@@ -11,7 +11,18 @@ import service
 ROOT = Path(service.__file__).parent
 MAX_TOP_MODULES = 10
 MAX_FUNCTION_LINES = 60
-FEATURES = ("db", "catalog", "price_sheets", "plans", "estimates", "buy_vs_rent", "ops", "server", "web")
+FEATURES = (
+    "db",
+    "catalog",
+    "price_sheets",
+    "plans",
+    "estimates",
+    "buy_vs_rent",
+    "measurements",
+    "ops",
+    "server",
+    "web",
+)
 
 
 def _functions(path: Path) -> list[tuple[str, int]]:

@@ -9,8 +9,8 @@ unsupported methods answered 405 with ``Allow``, no use after free. Every check 
 names each one), with one exception, stated here: the workload bodies have cross-field rules JSON
 Schema cannot express (``tp`` must divide ``gpu_count``, qlora needs a 4-bit precision, ``seq_len``
 within the model's context, exactly one of ``utilization`` or ``monthly_demand_gpu_hours`` …) and the
-uploads are CSV or JSON sheets whose rows the schema cannot describe, so a schema-valid body there
-may still be a 400 or a 422: ``positive_data_acceptance`` is on everywhere, and for those six
+uploads are CSV or JSON sheets (or a tool's benchmark result file) whose rows the schema cannot describe, so a schema-valid body there
+may still be a 400 or a 422: ``positive_data_acceptance`` is on everywhere, and for those seven
 operations only it also expects 400 and 422. Unknown fields are no such case: every request body
 says ``additionalProperties: false``, so schema-valid data never carries one.
 """
@@ -61,7 +61,7 @@ def schemathesis_config(*off: str) -> str:
             *(f"{name}.enabled = {'false' if name in off else 'true'}" for name in CHECKS),
             "",
             "[[operations]]",
-            'include-path-regex = "^/v1/(plans|memory|throughput|buy-vs-rent|price-sheets|profiles)$"',
+            'include-path-regex = "^/v1/(plans|memory|throughput|buy-vs-rent|price-sheets|profiles|measurements)$"',
             'include-method = "POST"',
             "checks.positive_data_acceptance.enabled = true",
             "checks.positive_data_acceptance.expected-statuses = "

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import duckdb
 import psycopg.errors
@@ -178,3 +179,19 @@ def test_a_serving_store_builds_the_profile_index_before_the_first_plan(db_targe
         while not snapshot.built.built() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert any(key.what == "profile index" for key in snapshot.built.built())
+
+
+def test_a_warmed_snapshot_has_fitted_what_every_plan_needs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """warm() (run in the background at start and after every change) fits the class model and the
+    efficiency-at-scale term, so the first plan does not: asking for the term afterwards fits nothing."""
+    import solver.throughput.measured_runs as runs
+
+    with Store.open(str(tmp_path / "warm.duckdb")) as store:
+        snapshot = store.snapshot
+        snapshot.warm()
+        fits: list[object] = []
+        original = runs.fit_scale_term
+        monkeypatch.setattr(runs, "fit_scale_term", lambda points: fits.append(points) or original(points))
+        assert runs.scale_term(snapshot.profile_index()).rows > 0 and fits == []

@@ -109,3 +109,21 @@ def test_throughput_at_a_serving_load_shows_the_engines_latencies(
     assert "NOT sustained" not in out
     assert main(["throughput", body_file(body | {"load": {"requests_per_s": 500}}), "--db", cli_db]) == 0
     assert "NOT sustained" in capsys.readouterr().out
+
+
+def test_a_layout_that_cannot_fit_is_a_message_and_exit_2_not_a_traceback(
+    cli_db: str, body_file: Callable[[object], str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A stated layout the memory model refuses is a 422 in the API; the CLI says the same in one line."""
+    unbatched = {key: value for key, value in TRAIN_16.items() if key != "batch_size"}
+    body = {
+        **unbatched,
+        "model": {"name": "Llama 3 70B"},
+        "tp": 1,
+        "pp": 1,
+        "sharding": "none",
+        "gpu_count": 8,
+    }
+    assert main(["throughput", body_file(body), "--db", cli_db]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gpuplan: ") and "Traceback" not in err and "GiB" in err

@@ -10,6 +10,7 @@ import pytest
 from litestar.testing import TestClient
 
 from service.cli import main
+from solver.throughput.data_loading import vcpus_to_decode
 from tests.service.admin import AUTH
 
 Client = TestClient[Any]
@@ -171,7 +172,7 @@ def test_image_training_passes_over_a_host_too_thin_to_decode_its_jpegs(rtx: Cli
     plan = rtx.post("/v1/plans", json=body).json()
     assert plan["choice"]["offer"]["instance_type"] == "wide.4090"
     per_gpu = plan["estimate"]["throughput"]["value"]
-    assert 2 < 1 + per_gpu / 349.4 <= 8
+    assert 2 < vcpus_to_decode(per_gpu) <= 8
 
 
 def test_a_gpu_whose_every_host_is_too_thin_is_rejected_with_the_reason_host(rtx: Client) -> None:

@@ -114,3 +114,22 @@ def test_plan_prints_the_breakdown_that_adds_up_and_spot_beside_on_demand(
     assert sum(dollars) == pytest.approx(total, abs=0.05)  # cents rounded per line
     assert "preemptions expected" in out and "checkpoint every" in out
     assert "by kind of price" in out and "on-demand" in out and "spot" in out
+
+
+def test_plan_prints_what_the_memory_headroom_costs(
+    cli_db: str, body_file: Callable[[object], str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The 8B LoRA at micro-batch 4: 2 × L40S fit only below the default 10 % headroom; the table
+    says so beside the choice, with their memory and what they would save."""
+    lora = {key: value for key, value in LORA.items() if key != "batch_size"} | {"micro_batch": 4}
+    assert main(["plan", body_file(lora), "--db", cli_db, "--json"]) == 0
+    below = json.loads(capsys.readouterr().out)["pareto_below_headroom"]
+    assert below
+    assert main(["plan", body_file(lora), "--db", cli_db]) == 0
+    out = capsys.readouterr().out
+    table = out[out.index("what the memory headroom costs") :]
+    for point in below:
+        assert f"{point['per_gpu_gib']:,.1f} of {point['capacity_gib']:g} GiB" in table
+        assert f"${point['usd_below_choice']:,.2f}" in table
+    assert main(["plan", body_file({**lora, "constraints": {"memory_headroom": 0}}), "--db", cli_db]) == 0
+    assert "what the memory headroom costs" not in capsys.readouterr().out

@@ -96,3 +96,14 @@ def test_the_price_sheets_page_shows_each_versions_age_and_flags_stale_current_o
     table = page[page.rindex("<thead>") :]
     assert '<th scope="col" class="num">age</th>' in table and " days" in table
     assert "<strong>stale</strong>" in table  # the shipped rental sheet is current and over a year old
+
+
+def test_the_plan_page_shows_what_the_memory_headroom_costs(client: TestClient) -> None:  # type: ignore[type-arg]
+    query = {"model": "Llama 3.1 8B", "kind": "fine_tune", "method": "lora", "tokens": "2000000000"}
+    page = client.get("/plan", params=query).text
+    section = page[page.index('id="headroom-cost"') :]
+    assert "L40S" in section and "of 48 GiB" in section  # L40S at a larger micro-batch, 42 of 48 GiB
+    chart = page[page.index('<svg xmlns="http://www.w3.org/2000/svg" class="chart"') :].split("</svg>")[0]
+    assert "<title>fits only below the memory headroom: " in chart and 'stroke="#e08a00"' in chart
+    edge = client.get("/plan", params={**query, "memory_headroom": "0"}).text
+    assert 'id="headroom-cost"' not in edge

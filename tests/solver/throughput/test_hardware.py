@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 
+import msgspec
 import pytest
 
 from service.db.mig_profiles import read_mig_profiles
@@ -45,6 +46,36 @@ def test_the_power_factor_ranks_parts_of_one_chip() -> None:
     assert b200.achievable_tflops("bf16") < b300.achievable_tflops("bf16")
     h100_pcie = hardware_of(gpus["h100-pcie"], gpus)
     assert h100_pcie.power_factor == 1.0  # its own (lower) peak already reflects its clocks
+
+
+def test_nvl_cards_take_their_datasheet_peak_not_a_bandwidth_proxy() -> None:
+    """H100 NVL and H200 NVL quote 835.5 dense BF16 TFLOPS (NVIDIA's tables, 1,671 with sparsity): a
+    proxy from their larger bandwidth put them at or above the 700 W SXM part."""
+    gpus = _gpus()
+    sxm = hardware_of(gpus["h100-sxm"], gpus)
+    for gpu_id in ("h100-nvl", "h200-nvl"):
+        nvl = hardware_of(gpus[gpu_id], gpus)
+        assert nvl.peak_tflops("bf16") == 835.5 and not nvl.peak_proxied
+        assert nvl.achievable_tflops("bf16") < sxm.achievable_tflops("bf16")
+
+
+def test_a_catalog_variant_of_one_chip_at_another_power_or_memory() -> None:
+    """A gpu_specs row for a known chip at a lower power limit (same family and quoted peak) runs at
+    the power curve's share of the reference part; one with other memory keeps the chip's speed."""
+    gpus = _gpus()
+    base = gpus["h200-sxm"]
+    capped = msgspec.structs.replace(base, gpu_id="h200-sxm-500w", name="H200 SXM 500 W", tdp_w=500.0)
+    bigger = msgspec.structs.replace(base, gpu_id="h200-sxm-192gb", name="H200 SXM 192 GB", memory_gib=192.0)
+    catalog = {**gpus, capped.gpu_id: capped, bigger.gpu_id: bigger}
+    reference = hardware_of(base, catalog)
+    slow = hardware_of(capped, catalog)
+    assert slow.power_factor == pytest.approx((500 / 700) ** (1 / 6))
+    assert slow.achievable_tflops("bf16") == pytest.approx(
+        reference.achievable_tflops("bf16") * slow.power_factor
+    )
+    assert "power factor" in slow.basis and "500 W" in slow.basis
+    roomy = hardware_of(bigger, catalog)
+    assert roomy.memory_gib == 192 and roomy.achievable_tflops("bf16") == reference.achievable_tflops("bf16")
 
 
 def test_a_gpu_without_a_peak_is_proxied_from_its_bandwidth() -> None:

@@ -16,7 +16,13 @@ from solver.spec.workload import ResolvedWorkload, Workload, resolve_workload
 from solver.throughput.calibration import ProfileIndex
 from solver.throughput.estimate import class_seconds_per_unit, default_topology
 from solver.throughput.global_batch import MIN_BATCH_SHARE
-from solver.throughput.layout_search import LayoutCache, LayoutChoice, LayoutFailure, search_layout
+from solver.throughput.layout_search import (
+    LayoutCache,
+    LayoutChoice,
+    LayoutFailure,
+    search_layout,
+    target_batch_tokens,
+)
 
 
 @functools.cache
@@ -62,11 +68,12 @@ def test_every_answered_layout_fits_the_memory_model(
 ) -> None:
     job = _job(model={"name": model}, seq_len=seq, kind=kind, batch_size=batch)
     found = _search(job, gpu_id, count, headroom)
+    _, gpus = _catalog()
+    capacity = gpus[gpu_id].memory_gib
+    _check_edge(found, capacity, headroom)
     if isinstance(found, LayoutFailure):
         assert found.reason in ("memory", "global_batch") and found.detail
         return
-    _, gpus = _catalog()
-    capacity = gpus[gpu_id].memory_gib
     rw, layout = found.workload, found.layout
     memory = estimate_memory(rw)  # the full memory model of the answered layout, every rank
     assert memory.per_gpu_gib <= (1 - headroom) * capacity + 1e-9
@@ -79,6 +86,43 @@ def test_every_answered_layout_fits_the_memory_model(
     target = (batch * seq) if batch else None
     if target is not None:
         assert MIN_BATCH_SHARE * target - seq < tokens <= target  # met without exceeding it
+
+
+def _check_edge(found: LayoutChoice | LayoutFailure, capacity: float, headroom: float) -> None:
+    """A layout that fits only below the headroom fits the GPU's whole memory, breaks the headroom and
+    beats the layout the headroom allows."""
+    edge = found.edge
+    if edge is None:
+        return
+    assert headroom > 0, "without headroom nothing fits only below it"
+    memory = estimate_memory(edge.workload)
+    assert memory.per_gpu_gib <= capacity + 1e-9
+    assert memory.per_gpu_gib > (1 - headroom) * capacity or memory.band.high_gib > capacity
+    if isinstance(found, LayoutChoice):
+        assert edge.score > found.score
+    else:
+        assert found.reason == "memory"
+
+
+def test_what_fits_only_below_the_headroom_is_kept_beside_the_choice() -> None:
+    job = _job(model={"name": "Llama 3 8B"}, seq_len=8192)
+    tight = _search(job, "h100-sxm", 8)
+    roomy = _search(job, "h100-sxm", 8, headroom=0.3)
+    assert isinstance(tight, LayoutChoice) and isinstance(roomy, LayoutChoice)
+    assert tight.edge is None  # no headroom asked: nothing fits only below it
+    edge = roomy.edge
+    assert edge is not None and edge.score > roomy.score
+    assert 0.7 * 80 < edge.memory.per_gpu_gib <= 80
+    assert edge.score <= tight.score  # the search without headroom finds it, or better
+
+
+def test_a_count_that_fits_only_below_the_headroom_fails_with_its_edge() -> None:
+    """Llama 3 8B LoRA at micro-batch 4 on one L40S: 46.5 of 48 GiB fits, 10 % headroom does not."""
+    job = _job(kind="fine_tune", method="lora", seq_len=2048, micro_batch=4, recompute="selective")
+    found = _search(job, "l40s", 1, headroom=0.1)
+    assert isinstance(found, LayoutFailure) and found.reason == "memory"
+    assert found.edge is not None and 0.9 * 48 < found.edge.memory.per_gpu_gib <= 48
+    assert isinstance(_search(job, "l40s", 1), LayoutChoice)
 
 
 def test_a_405b_model_on_thousands_of_gpus_gets_pipeline_stages_that_fit() -> None:
@@ -95,6 +139,16 @@ def test_a_count_whose_ranks_exceed_the_global_batch_is_rejected_for_it() -> Non
     found = _search(job, "h100-sxm", 256)  # at most tp 8 × pp 16 (its layers): 2 ranks
     assert isinstance(found, LayoutFailure) and found.reason == "global_batch"
     assert "1 sequences" in found.detail and found.field == "global_batch_tokens"
+
+
+def test_a_count_that_reaches_most_of_the_batch_trains_without_exceeding_it() -> None:
+    """296 B200 (37 instances) split a 70B's 331 sequences per step into 296: 89 % of the rule's
+    batch, within the share the rule is defined to, so the count trains at a batch below the target."""
+    job = _job(model={"name": "Llama 3.1 70B"}, seq_len=8192)
+    found = _search(job, "b200", 296)
+    assert isinstance(found, LayoutChoice), found
+    tokens, (target, _) = found.layout.global_batch_tokens, target_batch_tokens(job)
+    assert MIN_BATCH_SHARE * target <= tokens <= target
 
 
 def test_stated_fields_are_held() -> None:
