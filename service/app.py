@@ -21,6 +21,7 @@ from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.openapi.config import OpenAPIConfig
 
+from service.benchmarks.routes import ROUTES as BENCHMARK_ROUTES
 from service.buy_vs_rent.routes import ROUTES as BUY_VS_RENT_ROUTES
 from service.buy_vs_rent.schemas import BuyVsRentRequest
 from service.catalog.gpu_names import gpu_spellings
@@ -31,6 +32,7 @@ from service.estimates.routes import ROUTES as ESTIMATE_ROUTES
 from service.estimates.schemas import MemoryRequest, ThroughputRequest
 from service.health import health_handler, package_version
 from service.http import ReadableResponse, check_request, require_admin
+from service.launch.routes import ROUTES as LAUNCH_ROUTES
 from service.measurements.routes import ROUTES as MEASUREMENT_ROUTES
 from service.openapi import (
     docs_assets_router,
@@ -142,6 +144,8 @@ def _v1_routes() -> Router:
             *CATALOG_ROUTES,
             *ESTIMATE_ROUTES,
             *PLAN_ROUTES,
+            *LAUNCH_ROUTES,
+            *BENCHMARK_ROUTES,
             *PRICE_SHEET_ROUTES,
             *BUY_VS_RENT_ROUTES,
             *DB_ROUTES,

@@ -12,7 +12,9 @@ import logging.config
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
+from service.benchmarks.cli import register as register_benchmarks
 from service.buy_vs_rent.cli import register as register_buy_vs_rent
 from service.catalog.cli import register as register_catalog
 from service.console import glue_dash_values
@@ -20,6 +22,7 @@ from service.db.cli import register as register_db
 from service.db.store import Store
 from service.errors import InvalidParameter, ServiceError
 from service.estimates.cli import register as register_estimates
+from service.launch.cli import register as register_launch
 from service.measurements.cli import register as register_measurements
 from service.ops.logs import log_config
 from service.plans.cli import register as register_plan
@@ -65,6 +68,14 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _register_plans(sub: Any) -> None:
+    """``gpuplan plans …``: commands on a stored plan, each registered by its feature package."""
+    plans = sub.add_parser("plans", help="act on a stored plan: what to benchmark next, launch files")
+    plans_sub = plans.add_subparsers(dest="plans_command", required=True)
+    register_benchmarks(plans_sub)
+    register_launch(plans_sub)
+
+
 def _parser() -> argparse.ArgumentParser:
     settings = Settings.from_env()
     parser = argparse.ArgumentParser(
@@ -100,6 +111,7 @@ def _parser() -> argparse.ArgumentParser:
         register_catalog,
         register_estimates,
         register_plan,
+        _register_plans,
         register_prices,
         register_measurements,
         register_buy_vs_rent,

@@ -18,7 +18,7 @@ from service.db.snapshot import CatalogSnapshot
 from service.db.store import Store
 from service.errors import NotFound
 from service.ops.metrics import PLAN_SOLVE_SECONDS
-from service.plans.fleets import ServingFleets
+from service.plans.fleets import FleetSpec, ServingFleets, SolvedFleet
 from service.plans.inputs import PlanInputs, PlanSettings
 from service.plans.jobs import JobPlans
 from service.plans.listing import save_summary
@@ -30,15 +30,18 @@ from service.plans.supply import RENTAL_SUPPLIES, SupplyFilter, SupplySet
 from service.plans.throughput import ThroughputCache
 from solver import (
     INFERENCE_KINDS,
+    JobPlanRequest,
+    JobTermsWithRules,
     PlanBase,
     PlanRequest,
+    PlanResult,
     ResolvedWorkload,
     ServingPlan,
     Workload,
     resolve_workload,
 )
 
-__all__ = ["PlanKind", "PlanService"]
+__all__ = ["PlanKind", "PlanService", "workload_of"]
 
 
 class PlanKind[Q: PlanBase, S, R](Protocol):
@@ -55,7 +58,7 @@ class PlanKind[Q: PlanBase, S, R](Protocol):
 _JOB_FIELDS = Workload.__struct_fields__
 
 
-def _template(request: PlanBase) -> Workload:
+def workload_of(request: PlanBase) -> Workload:
     """The request's workload; its layout fields keep their defaults, since the planner varies them."""
     return Workload(**{f: getattr(request, f) for f in _JOB_FIELDS if hasattr(request, f)})
 
@@ -116,12 +119,34 @@ class PlanService:
         PLAN_SOLVE_SECONDS.labels(kind=request.kind).observe(time.perf_counter() - solving)
         return kind.render(inputs, result, PlanStamp.mint(started))
 
+    def solve_job(
+        self, request: JobPlanRequest
+    ) -> tuple[PlanInputs[JobPlanRequest, JobTermsWithRules], PlanResult, AnyPlan]:
+        """Plan a job on the current snapshot without storing it, keeping what the solver priced beside
+        the answer (what to benchmark next compares the configurations the planner kept)."""
+        return self._solved(self._jobs, request)
+
+    def solve_fleet(
+        self, request: ServingPlan
+    ) -> tuple[PlanInputs[ServingPlan, FleetSpec], SolvedFleet, AnyPlan]:
+        """Size a serving fleet without storing it, keeping the replica types it could use."""
+        return self._solved(self._fleets, request)
+
+    def _solved[Q: PlanBase, S, R](
+        self, kind: PlanKind[Q, S, R], request: Q
+    ) -> tuple[PlanInputs[Q, S], R, AnyPlan]:
+        request.check()
+        started = time.perf_counter()
+        inputs = self._validate(kind, self.store.snapshot, request)
+        result = kind.solve(inputs)
+        return inputs, result, kind.render(inputs, result, PlanStamp.mint(started))
+
     def _validate[Q: PlanBase, S](
         self, kind: PlanKind[Q, S, Any], snapshot: CatalogSnapshot, request: Q
     ) -> PlanInputs[Q, S]:
         """The workload, the filters, then what the kind needs (each a 400 naming its field), in that
         order; then the supplies."""
-        template = _template(request)
+        template = workload_of(request)
         resolved = resolve_workload(template)
         decodes_images = resolved.arch.family == "vision" and not resolved.is_inference
         filters = SupplyFilter.of(snapshot, request, decodes_images=decodes_images)
@@ -161,3 +186,13 @@ class PlanService:
             raise NotFound(f"no plan {plan_id!r}")
         plan: AnyPlan = msgspec.json.decode(row[0], type=AnyPlan)
         return plan
+
+    def stored(self, plan_id: str) -> tuple[PlanRequest, AnyPlan]:
+        """A stored plan with the request it answered (a 404 when there is none)."""
+        with self.store.cursor() as cur:
+            row = cur.execute("SELECT request, plan FROM plans WHERE plan_id = ?", [plan_id]).fetchone()
+        if row is None:
+            raise NotFound(f"no plan {plan_id!r}")
+        request: PlanRequest = msgspec.json.decode(row[0], type=PlanRequest)
+        plan: AnyPlan = msgspec.json.decode(row[1], type=AnyPlan)
+        return request, plan

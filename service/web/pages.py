@@ -21,6 +21,7 @@ from service.errors import ServiceError
 from service.http import readable_json
 from service.price_sheets.refresh import Refresher
 from service.settings import Settings
+from service.web.benchmark_page import BENCHMARK_PAGES
 from service.web.buy_vs_rent_query import FIELDS, request_of
 from service.web.measurement_pages import MEASUREMENT_PAGES
 from service.web.plan_downloads import plan_csv
@@ -151,6 +152,7 @@ PAGES: Final[tuple[HTTPRouteHandler, ...]] = (
     answer_json,
     chart_svg,
     *PLAN_PAGES,
+    *BENCHMARK_PAGES,
     plan_list_page,
     plan_csv,
     *SHEET_PAGES,

@@ -22,6 +22,8 @@ FEATURES = (
     "ops",
     "server",
     "web",
+    "launch",
+    "benchmarks",
 )
 
 
