@@ -3,6 +3,7 @@ CSV), rendered on the server from the same logic as the API, readable without Ja
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -17,6 +18,7 @@ from service.buy_vs_rent.own_inputs import OWN_INPUTS
 from service.buy_vs_rent.schemas import BuyVsRentResponse
 from service.db.store import Store
 from service.errors import ServiceError
+from service.http import readable_json
 from service.price_sheets.refresh import Refresher
 from service.settings import Settings
 from service.web.benchmark_page import BENCHMARK_PAGES
@@ -108,17 +110,32 @@ def _download(store: Store, request: Request[Any, Any, Any]) -> BuyVsRentRespons
     return answer
 
 
-@get("/buy-vs-rent/schedule.csv", **_NO_SCHEMA)
-def schedule_csv(store: NamedDependency[Store], request: Request[Any, Any, Any]) -> Response[Any]:
+def _attachment(
+    store: Store,
+    request: Request[Any, Any, Any],
+    suffix: str,
+    media_type: str,
+    body: Callable[[BuyVsRentResponse], bytes],
+) -> Response[Any]:
+    """The query's answer as a file (``body`` of it), or the 400 that says why there is none."""
     answer = _download(store, request)
     if isinstance(answer, Response):
         return answer
-    name = f"buy-vs-rent-{answer.gpu_id}-{answer.gpu_count}x-{answer.horizon_months}m.csv"
+    name = f"buy-vs-rent-{answer.gpu_id}-{answer.gpu_count}x-{answer.horizon_months}m.{suffix}"
     return Response(
-        monthly_csv(answer).encode(),
-        media_type="text/csv; charset=utf-8",
-        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+        body(answer), media_type=media_type, headers={"Content-Disposition": f'attachment; filename="{name}"'}
     )
+
+
+@get("/buy-vs-rent/schedule.csv", **_NO_SCHEMA)
+def schedule_csv(store: NamedDependency[Store], request: Request[Any, Any, Any]) -> Response[Any]:
+    return _attachment(store, request, "csv", "text/csv; charset=utf-8", lambda a: monthly_csv(a).encode())
+
+
+@get("/buy-vs-rent/answer.json", **_NO_SCHEMA)
+def answer_json(store: NamedDependency[Store], request: Request[Any, Any, Any]) -> Response[Any]:
+    """The answer the page shows, as ``POST /v1/buy-vs-rent`` gives it, as a file."""
+    return _attachment(store, request, "json", "application/json", readable_json)
 
 
 @get("/buy-vs-rent/chart.svg", **_NO_SCHEMA)
@@ -133,6 +150,7 @@ PAGES: Final[tuple[HTTPRouteHandler, ...]] = (
     home_page,
     buy_vs_rent_page,
     schedule_csv,
+    answer_json,
     chart_svg,
     *PLAN_PAGES,
     *BENCHMARK_PAGES,
