@@ -35,6 +35,7 @@ from solver import (
     InvalidWorkload,
     LayoutDoesNotFit,
     NoFeasiblePlan,
+    Rejection,
     SolverError,
     UnknownModel,
 )
@@ -60,9 +61,12 @@ class FieldError(msgspec.Struct, kw_only=True):
     source: str | None = None
 
 
-class RejectionReason(msgspec.Struct, kw_only=True):
+class RejectionReason(msgspec.Struct, kw_only=True, omit_defaults=True):
     reason: str
     detail: str
+    admit_at: float | None = None
+    """For a limit (deadline, budget, quota): the ``constraints.deadline_hours``, ``budget_usd`` or
+    ``max_gpus`` that would admit the configuration that came closest."""
 
 
 class GpuRejection(msgspec.Struct, kw_only=True):
@@ -185,10 +189,21 @@ def _invalid_workload(request: Request[Any, Any, Any], exc: Exception) -> Respon
     return problem_response(request, HTTP_400_BAD_REQUEST, "Invalid request", str(exc), **extra)
 
 
+def _reason(r: Rejection) -> dict[str, object]:
+    """One rejection as the problem lists it (``admit_at`` only for a limit that states one)."""
+    found: dict[str, object] = {"reason": r.reason, "detail": r.detail}
+    if r.admit_at is not None:
+        found["admit_at"] = r.admit_at
+    return found
+
+
 def _no_feasible_plan(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
     assert isinstance(exc, NoFeasiblePlan)
     rejected = [
-        {"gpu": gpu, "reasons": [{"reason": r.reason, "detail": r.detail} for r in reasons]}
+        {
+            "gpu": gpu,
+            "reasons": [_reason(r) for r in reasons],
+        }
         for gpu, reasons in exc.rejected.items()
     ]
     return problem_response(

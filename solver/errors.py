@@ -64,6 +64,9 @@ class Rejection(msgspec.Struct, frozen=True, kw_only=True):
     detail: str
     supply_id: str | None = None
     gpu_count: int = 0
+    admit_at: float | None = None
+    """For a limit (deadline, budget, quota): the value of ``constraints.deadline_hours``,
+    ``budget_usd`` or ``max_gpus`` that would admit the configuration that came closest."""
 
 
 RejectionsByGpu = Mapping[str, Sequence[Rejection]]

@@ -28,6 +28,7 @@ from solver import (
     ServingLoad,
     ServingSetup,
     ThroughputUnavailable,
+    engine_profile,
     precision_refusal,
     resolve_workload,
     serve_at_load,
@@ -88,7 +89,8 @@ def _method(served: ServedLoad, setup: ServingSetup, load: ServingLoad) -> str:
         f"continuous batching with chunked prefill (token budget {served.replica.token_budget}, up to "
         f"{served.replica.max_seqs} sequences, KV cache {served.replica.kv_capacity_tokens:,} tokens); step "
         "times from the roofline (weights and KV read at the fitted bandwidth share, FLOPs at the fitted "
-        "compute share, tensor-parallel all-reduces) plus fitted step, sequence and request overheads"
+        "compute share, tensor-parallel all-reduces) plus fitted step, sequence and request overheads; "
+        f"{engine_profile(setup.engine).source}"
     )
 
 

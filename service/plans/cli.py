@@ -136,17 +136,27 @@ def _print_plan(plan: PlanOut) -> None:
         print(f"\nwarning [{warning.code}]: {warning.message}")
 
 
+def against_choice(usd_below: float, hours_below: float) -> str:
+    """A configuration against the chosen one in words: "$24.65 less, 19.7 h later" (never a negative
+    saving: a dearer one that finishes sooner says "more" and "sooner")."""
+    cost = f"{money(abs(usd_below))} {'less' if usd_below >= 0 else 'more'}"
+    if abs(hours_below) < 0.05:
+        return cost
+    return f"{cost}, {abs(hours_below):,.1f} h {'sooner' if hours_below > 0 else 'later'}"
+
+
 def _print_below_headroom(plan: PlanOut) -> None:
     """What the memory headroom costs: the configurations that fit only below it."""
     if not plan.pareto_below_headroom:
         return
     rows = [
         (e.gpu, e.gpu_count, e.provider or e.acquisition, f"{e.hours:,.1f}", money(e.cost_usd),
-         f"{e.per_gpu_gib:,.1f} of {e.capacity_gib:g} GiB", f"{e.headroom:.0%}", money(e.usd_below_choice))
+         f"{e.per_gpu_gib:,.1f} of {e.capacity_gib:g} GiB", f"{e.headroom:.0%}",
+         against_choice(e.usd_below_choice, e.hours_below_choice))
         for e in plan.pareto_below_headroom
     ]  # fmt: skip
     print("\nwhat the memory headroom costs (these fit only below it; never chosen)")
-    headers = ["GPU", "GPUs", "from", "hours", "cost", "memory per GPU", "free", "less than the choice"]
+    headers = ["GPU", "GPUs", "from", "hours", "cost", "memory per GPU", "free", "against the choice"]
     print(tabulate(rows, headers=headers))
 
 

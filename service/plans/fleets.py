@@ -478,6 +478,7 @@ def _single_out(
     rtype = type_of[type_id]
     return SingleTypeOut(
         gpu=rtype.gpu_id,
+        gpu_name=inputs.snapshot.gpu_spec(rtype.gpu_id).name,
         tp=rtype.tp,
         replicas=single.replicas[type_id],
         instances=single.instances[type_id],

@@ -141,9 +141,9 @@ class JobPlans:
             choice=_choice(chosen, inputs),
             estimate=_estimate(chosen, inputs.spec, inputs.snapshot, request.constraints.deadline_hours),
             cost=cost_out(chosen, inputs.spec, inputs.snapshot),
-            alternatives=_alternatives(result),
+            alternatives=_alternatives(result, inputs.snapshot, inputs.resolved.is_inference),
             rejected=rejected_gpus(inputs.snapshot, result.rejected),
-            pareto=_pareto(result),
+            pareto=_pareto(result, inputs.snapshot),
             pareto_below_headroom=_below_headroom(result),
             pricing_options=pricing_options(result, request.owned_utilization),
             warnings=[
@@ -221,16 +221,34 @@ def _estimate(
     )
 
 
-def _alternatives(result: PlanResult) -> list[AlternativeOut]:
+def _alternatives(result: PlanResult, snapshot: CatalogSnapshot, inference: bool) -> list[AlternativeOut]:
     return [
-        body_of(AlternativeOut, a, a.candidate, a.candidate.supply, rank=i + 1, gpu=a.candidate.supply.gpu_id)
+        body_of(
+            AlternativeOut,
+            a,
+            a.candidate,
+            a.candidate.supply,
+            rank=i + 1,
+            gpu=a.candidate.supply.gpu_id,
+            gpu_name=snapshot.gpu_spec(a.candidate.supply.gpu_id).name,
+            layout=None if inference else a.candidate.layout,
+            memory_gib=a.candidate.memory.per_gpu_gib,
+            memory_capacity_gib=a.candidate.capacity_gib,
+        )
         for i, a in enumerate(result.alternatives)
     ]
 
 
-def _pareto(result: PlanResult) -> list[ParetoPoint]:
+def _pareto(result: PlanResult, snapshot: CatalogSnapshot) -> list[ParetoPoint]:
     return [
-        body_of(ParetoPoint, p, p.supply, gpu=p.supply.gpu_id, chosen=p is result.choice)
+        body_of(
+            ParetoPoint,
+            p,
+            p.supply,
+            gpu=p.supply.gpu_id,
+            gpu_name=snapshot.gpu_spec(p.supply.gpu_id).name,
+            chosen=p is result.choice,
+        )
         for p in result.pareto
     ]
 

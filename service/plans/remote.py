@@ -18,6 +18,7 @@ __all__ = ["plan_via_server"]
 class _Reason(msgspec.Struct):
     reason: RejectionReason
     detail: str
+    admit_at: float | None = None
 
 
 class _Rejected(msgspec.Struct):
@@ -45,7 +46,10 @@ def plan_via_server(server: ApiClient, request: PlanRequest) -> PlanOut | Servin
     if status == 422:
         infeasible = msgspec.json.decode(body, type=_Infeasible)
         rejected = {
-            r.gpu: [Rejection(gpu_id=r.gpu, reason=x.reason, detail=x.detail) for x in r.reasons]
+            r.gpu: [
+                Rejection(gpu_id=r.gpu, reason=x.reason, detail=x.detail, admit_at=x.admit_at)
+                for x in r.reasons
+            ]
             for r in infeasible.rejected or []
         }
         raise NoFeasiblePlan(infeasible.detail, rejected=rejected)

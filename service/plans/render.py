@@ -103,7 +103,7 @@ def rejected_gpus(snapshot: CatalogSnapshot, rejected: RejectionsByGpu) -> list[
         RejectedGpu(
             gpu=gpu_id,
             gpu_name=snapshot.gpu_spec(gpu_id).name,
-            reasons=[RejectionOut(reason=r.reason, detail=r.detail) for r in reasons],
+            reasons=[RejectionOut(reason=r.reason, detail=r.detail, admit_at=r.admit_at) for r in reasons],
         )
         for gpu_id, reasons in rejected.items()
     ]

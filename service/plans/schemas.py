@@ -276,11 +276,28 @@ class AlternativeOut(msgspec.Struct, kw_only=True):
     hours: float
     cost_usd: float
     why: str
+    gpu_name: str = ""
+    """The GPU's catalog name (empty in plans stored before it was recorded)."""
+    usd_per_hour: float | None = None
+    """The whole configuration's price per hour."""
+    tp: int | None = None
+    layout: Layout | None = None
+    """Training: the parallel layout priced (as ``choice.layout``)."""
+    memory_gib: float | None = None
+    """Estimated peak memory per GPU, GiB (as ``estimate.memory.per_gpu_gib`` of the choice)."""
+    memory_capacity_gib: float | None = None
+    """Each GPU's memory, GiB."""
+    lost_on: Literal["cost", "time", "deadline_risk", "memory_headroom", "limits", "tie"] | None = None
+    """What made it lose: the objective (cost or time); as good on the objective, its lower chance of
+    meeting the deadline or its thinner memory headroom; a limit; or an exact tie broken by order."""
 
 
-class RejectionOut(msgspec.Struct, kw_only=True):
+class RejectionOut(msgspec.Struct, kw_only=True, omit_defaults=True):
     reason: str
     detail: str
+    admit_at: float | None = None
+    """For a limit (deadline, budget, quota): the ``constraints.deadline_hours``, ``budget_usd`` or
+    ``max_gpus`` that would admit the configuration that came closest."""
 
 
 class RejectedGpu(msgspec.Struct, kw_only=True):
@@ -303,6 +320,9 @@ class FrontPoint(msgspec.Struct, kw_only=True):
 
 class ParetoPoint(FrontPoint, kw_only=True):
     chosen: bool
+    gpu_name: str = ""
+    """The GPU's catalog name (empty in plans stored before it was recorded)."""
+    region: str | None = None
 
 
 class BelowHeadroomPoint(FrontPoint, kw_only=True):
@@ -448,6 +468,8 @@ class SingleTypeOut(msgspec.Struct, kw_only=True):
     offer: OfferRef | None
     usd_per_hour: float
     total_usd: float
+    gpu_name: str = ""
+    """The GPU's catalog name (empty in plans stored before it was recorded)."""
 
 
 class SavingOut(msgspec.Struct, kw_only=True):

@@ -3,6 +3,7 @@ CSV), rendered on the server from the same logic as the API, readable without Ja
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -18,6 +19,7 @@ from service.buy_vs_rent.own_inputs import OWN_INPUTS
 from service.buy_vs_rent.schemas import BuyVsRentResponse
 from service.db.store import Store
 from service.errors import ServiceError
+from service.http import readable_json
 from service.portfolios.demand import with_portfolio
 from service.price_sheets.refresh import Refresher
 from service.settings import Settings
@@ -30,6 +32,7 @@ from service.web.plan_pages import PLAN_PAGES
 from service.web.portfolio_pages import PORTFOLIO_PAGES
 from service.web.query_forms import QueryError
 from service.web.render import page
+from service.web.serving_load import SERVING_LOAD_PAGES
 from service.web.sheet_pages import SHEET_PAGES
 
 __all__ = ["PAGES"]
@@ -112,17 +115,32 @@ def _download(store: Store, request: Request[Any, Any, Any]) -> BuyVsRentRespons
     return answer
 
 
-@get("/buy-vs-rent/schedule.csv", **_NO_SCHEMA)
-def schedule_csv(store: NamedDependency[Store], request: Request[Any, Any, Any]) -> Response[Any]:
+def _attachment(
+    store: Store,
+    request: Request[Any, Any, Any],
+    suffix: str,
+    media_type: str,
+    body: Callable[[BuyVsRentResponse], bytes],
+) -> Response[Any]:
+    """The query's answer as a file (``body`` of it), or the 400 that says why there is none."""
     answer = _download(store, request)
     if isinstance(answer, Response):
         return answer
-    name = f"buy-vs-rent-{answer.gpu_id}-{answer.gpu_count}x-{answer.horizon_months}m.csv"
+    name = f"buy-vs-rent-{answer.gpu_id}-{answer.gpu_count}x-{answer.horizon_months}m.{suffix}"
     return Response(
-        monthly_csv(answer).encode(),
-        media_type="text/csv; charset=utf-8",
-        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+        body(answer), media_type=media_type, headers={"Content-Disposition": f'attachment; filename="{name}"'}
     )
+
+
+@get("/buy-vs-rent/schedule.csv", **_NO_SCHEMA)
+def schedule_csv(store: NamedDependency[Store], request: Request[Any, Any, Any]) -> Response[Any]:
+    return _attachment(store, request, "csv", "text/csv; charset=utf-8", lambda a: monthly_csv(a).encode())
+
+
+@get("/buy-vs-rent/answer.json", **_NO_SCHEMA)
+def answer_json(store: NamedDependency[Store], request: Request[Any, Any, Any]) -> Response[Any]:
+    """The answer the page shows, as ``POST /v1/buy-vs-rent`` gives it, as a file."""
+    return _attachment(store, request, "json", "application/json", readable_json)
 
 
 @get("/buy-vs-rent/chart.svg", **_NO_SCHEMA)
@@ -137,10 +155,12 @@ PAGES: Final[tuple[HTTPRouteHandler, ...]] = (
     home_page,
     buy_vs_rent_page,
     schedule_csv,
+    answer_json,
     chart_svg,
     *PLAN_PAGES,
     *PORTFOLIO_PAGES,
     *BENCHMARK_PAGES,
+    *SERVING_LOAD_PAGES,
     plan_list_page,
     plan_csv,
     *SHEET_PAGES,

@@ -6,8 +6,6 @@ queue and the plan rate limit, as ``POST /v1/plans`` does."""
 
 from __future__ import annotations
 
-import base64
-import io
 from collections.abc import Callable
 from typing import Annotated, Any, Final
 from urllib.parse import urlencode
@@ -17,18 +15,24 @@ from litestar.di import NamedDependency
 from litestar.handlers import HTTPRouteHandler
 from litestar.params import PathParameter
 from litestar.response import Redirect
-from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter
 
-from service.buy_vs_rent.formats import chart_lock
 from service.errors import Overloaded, ServiceError
 from service.plans.admission import PlanQueue
 from service.plans.pipeline import PlanService
 from service.plans.schemas import AnyPlan, PlanOut
+from service.web.plan_fields import (
+    FIELD_GROUPS,
+    PLAN_FORM_FIELDS,
+    SERVING_FORM_FIELDS,
+    SERVING_GROUPS,
+    field_for_path,
+    options_of,
+)
 from service.web.plan_query import PLAN_FIELDS, plan_request_of
+from service.web.plan_views import front_chart, plan_views, rejected_view, relaxations
 from service.web.query_forms import QueryError
-from service.web.render import page, usd
-from service.web.serving_query import MIX_ROWS, SERVING_FIELDS, serving_request_of
+from service.web.render import page
+from service.web.serving_query import MIX_ROWS, SERVING_FIELDS, serving_field_of, serving_request_of
 from solver import InvalidWorkload, NoFeasiblePlan, PlanRequest, SolverError, list_models
 
 __all__ = ["PLAN_PAGES"]
@@ -43,13 +47,33 @@ _ASYNC_PAGE: Final[dict[str, Any]] = {"include_in_schema": False, "opt": {"form_
 """The planning pages: async, since they wait for a slot of the plan queue."""
 
 
-def _form(query: dict[str, str], **extra: Any) -> dict[str, Any]:
+_SERVING_FORM: Final = {"fields": SERVING_FORM_FIELDS, "groups": SERVING_GROUPS, "rows": range(MIX_ROWS)}
+
+
+def _form(query: dict[str, str], path: str = "/plan", **extra: Any) -> dict[str, Any]:
     models = sorted({m.name for m in list_models()})
-    return {"query": query, "models": models, "plan": None, "error": None, "error_field": None,
-            "rejected": [], "save_action": None, "chart": None, **extra}  # fmt: skip
+    filled = {k for k, v in query.items() if v.strip()}
+    context = {"query": query, "models": models, "plan": None, "error": None, "error_field": None,
+               "rejected": [], "relax": [], "save_action": None, "chart": None, "points": [],
+               "downloads": None, "fields": PLAN_FORM_FIELDS, "groups": FIELD_GROUPS,
+               "options_of": options_of, "filled": filled, "relax_href": _relax_href(path, query), **extra}  # fmt: skip
+    if context["plan"] is not None:
+        context.update(plan_views(context["plan"]))
+    return context
+
+
+def _relax_href(path: str, query: dict[str, str]) -> Callable[[str, float], str]:
+    """The page's URL with one limit (``constraints.deadline_hours`` …) set to ``value``."""
+
+    def href(field: str, value: float) -> str:
+        text = str(int(value)) if value == int(value) else repr(value)
+        return f"{path}?" + urlencode({**query, field_for_path(field): text})
+
+    return href
 
 
 async def _planned(
+    plans: PlanService,
     plan_queue: PlanQueue,
     plan: Callable[[PlanRequest], AnyPlan],
     make: Callable[[], PlanRequest],
@@ -65,7 +89,9 @@ async def _planned(
     except QueryError as exc:
         return {"error": exc.message, "error_field": exc.field}
     except NoFeasiblePlan as exc:
-        return {"error": str(exc), "rejected": sorted(exc.rejected.items())}
+        snapshot = plans.store.snapshot
+        return {"error": str(exc), "rejected": rejected_view(snapshot, exc.rejected),
+                "relax": relaxations(snapshot, exc.rejected)}  # fmt: skip
     except InvalidWorkload as exc:
         return {
             "error": exc.message,
@@ -96,14 +122,8 @@ async def plan_page(
     query = {k: v for k, v in request.query_params.items() if k in PLAN_FIELDS}
     if not query.get("model", "").strip():
         return page("plan.html", **_form(query))
-    outcome = await _planned(plan_queue, plans.plan, lambda: plan_request_of(query), _plan_field)
-    if isinstance(outcome.get("plan"), PlanOut):
-        outcome["chart"] = _svg_data_uri(_pareto_svg(outcome["plan"]))
+    outcome = await _planned(plans, plan_queue, plans.plan, lambda: plan_request_of(query), field_for_path)
     return page("plan.html", **_form(query, save_action=_save_action("/plan", query), **outcome))
-
-
-def _plan_field(field: str) -> str:
-    return field.removeprefix("model.").removeprefix("constraints.").split("[")[0]
 
 
 @post("/plan", **_ASYNC_PAGE)
@@ -114,14 +134,10 @@ async def save_plan_page(
 ) -> Response[str]:
     """Plan the query's workload again and store it: 303 to ``/plans/{id}`` (or the form with the error)."""
     query = {k: v for k, v in request.query_params.items() if k in PLAN_FIELDS}
-    outcome = await _planned(plan_queue, plans.create, lambda: plan_request_of(query), _plan_field)
+    outcome = await _planned(plans, plan_queue, plans.create, lambda: plan_request_of(query), field_for_path)
     if "plan" in outcome:
         return Redirect(f"/plans/{outcome['plan'].plan_id}", status_code=303)
     return page("plan.html", **_form(query, **outcome))
-
-
-def _svg_data_uri(svg: bytes) -> str:
-    return "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii")
 
 
 @get("/plans/{plan_id:str}", **_PAGE)
@@ -131,46 +147,8 @@ def stored_plan_page(plans: NamedDependency[PlanService], plan_id: PlanId) -> Re
         plan = plans.get(plan_id)
     except ServiceError as exc:
         return page("not_found.html", status_code=404, what=exc.detail)
-    return page("stored_plan.html", plan=plan, is_job=isinstance(plan, PlanOut), save_action=None, chart=None)
-
-
-def _pareto_svg(plan: PlanOut) -> bytes:
-    with chart_lock():
-        figure = Figure(figsize=(8, 4.5), dpi=100)
-        axes = figure.add_subplot()
-        points = plan.pareto
-        others = [p for p in points if not p.chosen]
-        axes.plot([p.hours for p in points], [p.cost_usd for p in points], color="#9aa5b8", linewidth=0.8)
-        axes.scatter(
-            [p.hours for p in others], [p.cost_usd for p in others], label="other configurations on the front"
-        )
-        edge = plan.pareto_below_headroom
-        if edge:
-            axes.scatter([p.hours for p in edge], [p.cost_usd for p in edge], marker="v", facecolors="none",
-                         edgecolors="#ff7f0e", label="fits only below the memory headroom")  # fmt: skip
-        chosen = [p for p in points if p.chosen]
-        axes.scatter([p.hours for p in chosen], [p.cost_usd for p in chosen], marker="*", s=220, color="#d62728",
-                     label=f"chosen: {plan.choice.gpu_count} × {plan.choice.gpu_name}")  # fmt: skip
-        ends = {id(min(points, key=lambda p: p.hours)), id(min(points, key=lambda p: p.cost_usd))}
-        for p in points:  # label the fastest, the cheapest and the choice; the rest would overlap
-            if p.chosen or id(p) in ends:
-                axes.annotate(f"{p.gpu_count}× {p.gpu}, {p.provider or p.acquisition}", (p.hours, p.cost_usd),
-                              fontsize=8, xytext=(6, 6), textcoords="offset points")  # fmt: skip
-        hours = [p.hours for p in points] + [p.hours for p in edge]
-        if max(hours) > 10 * min(hours):
-            axes.set_xscale("log")
-        axes.yaxis.set_major_formatter(FuncFormatter(lambda v, _: usd(v)))
-        axes.set_xlabel(
-            "hours to finish (expected wall time)" + (", log scale" if axes.get_xscale() == "log" else "")
-        )
-        axes.set_ylabel("total cost")
-        axes.set_title(f"{plan.model}: cost against hours (Pareto front)")
-        axes.grid(True, linewidth=0.3)
-        axes.legend(loc="upper right", fontsize=8)
-        figure.tight_layout()
-        out = io.BytesIO()
-        figure.savefig(out, format="svg", metadata={"Date": None})
-    return out.getvalue()
+    return page("stored_plan.html", plan=plan, is_job=isinstance(plan, PlanOut), save_action=None,
+                **plan_views(plan))  # fmt: skip
 
 
 @get("/plans/{plan_id:str}/pareto.svg", **_PAGE)
@@ -182,7 +160,7 @@ def pareto_chart(plans: NamedDependency[PlanService], plan_id: PlanId) -> Respon
         return Response(exc.detail, status_code=404, media_type="text/plain")
     if not isinstance(plan, PlanOut):
         return Response("a serving plan has no cost-vs-hours front", status_code=404, media_type="text/plain")
-    return Response(_pareto_svg(plan), media_type="image/svg+xml")
+    return Response(str(front_chart(plan)[1]), media_type="image/svg+xml")
 
 
 @get("/serving", **_ASYNC_PAGE)
@@ -194,16 +172,13 @@ async def serving_page(
     """The request-mix form; with a model given, the cheapest fleet, its replicas and its saving (not
     stored: the Save button stores it)."""
     query = {k: v for k, v in request.query_params.items() if k in SERVING_FIELDS}
-    context = _form(query, rows=range(MIX_ROWS), save_action=_save_action("/serving", query))
+    outcome: dict[str, Any] = {}
     if query.get("model", "").strip():
-        context.update(
-            await _planned(plan_queue, plans.plan, lambda: serving_request_of(query), _serving_field)
+        outcome = await _planned(
+            plans, plan_queue, plans.plan, lambda: serving_request_of(query), serving_field_of
         )
-    return page("serving.html", **context)
-
-
-def _serving_field(field: str) -> str:
-    return "share_0" if field == "request_mix" else field
+    return page("serving.html", **_form(query, "/serving", **_SERVING_FORM, save_action=_save_action("/serving", query),
+                                        **outcome))  # fmt: skip
 
 
 @post("/serving", **_ASYNC_PAGE)
@@ -214,10 +189,12 @@ async def save_serving_page(
 ) -> Response[str]:
     """Size the query's fleet again and store it: 303 to ``/plans/{id}`` (or the form with the error)."""
     query = {k: v for k, v in request.query_params.items() if k in SERVING_FIELDS}
-    outcome = await _planned(plan_queue, plans.create, lambda: serving_request_of(query), _serving_field)
+    outcome = await _planned(
+        plans, plan_queue, plans.create, lambda: serving_request_of(query), serving_field_of
+    )
     if "plan" in outcome:
         return Redirect(f"/plans/{outcome['plan'].plan_id}", status_code=303)
-    return page("serving.html", **_form(query, rows=range(MIX_ROWS), **outcome))
+    return page("serving.html", **_form(query, "/serving", **_SERVING_FORM, **outcome))
 
 
 PLAN_PAGES: Final[tuple[HTTPRouteHandler, ...]] = (

@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from service.web.plan_fields import SERVING_FORM_FIELDS, field_for_path, put_field
 from service.web.query_forms import convert_query
 from solver import PlanRequest
 
-__all__ = ["MIX_ROWS", "SERVING_FIELDS", "serving_request_of"]
+__all__ = ["MIX_ROWS", "SERVING_FIELDS", "serving_field_of", "serving_request_of"]
 
 MIX_ROWS: Final = 6
 _TOP: Final = (
@@ -23,15 +24,18 @@ _TOP: Final = (
 )
 _SLO: Final = ("ttft_ms", "tpot_ms")
 _MIX: Final = tuple(f"{part}_{i}" for i in range(MIX_ROWS) for part in ("in", "out", "share"))
-SERVING_FIELDS: Final = ("model", *_TOP, *_SLO, "max_gpus", *_MIX)
+SERVING_FIELDS: Final = ("model", *_TOP, *_SLO, "max_gpus", *_MIX, *(f.name for f in SERVING_FORM_FIELDS))
 
 
-def _field_of(path: str) -> str:
+def serving_field_of(path: str) -> str:
+    """The form field a request path names (the mix as a whole: its first share)."""
+    if path == "request_mix":
+        return "share_0"
     if path.startswith("request_mix["):
         row, _, part = path.removeprefix("request_mix[").partition("].")
         name = {"input_tokens": "in", "output_tokens": "out", "share": "share"}.get(part, "share")
         return f"{name}_{row}"
-    return path.removeprefix("slo.").removeprefix("constraints.").removeprefix("model.") or "model"
+    return field_for_path(path)
 
 
 def serving_request_of(query: Mapping[str, str]) -> PlanRequest:
@@ -51,5 +55,8 @@ def serving_request_of(query: Mapping[str, str]) -> PlanRequest:
         body["slo"] = slo
     if "max_gpus" in text:
         body["constraints"] = {"max_gpus": text["max_gpus"]}
-    request: PlanRequest = convert_query(body, PlanRequest, _field_of)
+    for field in SERVING_FORM_FIELDS:
+        if field.name in text:
+            put_field(body, field, text[field.name])
+    request: PlanRequest = convert_query(body, PlanRequest, serving_field_of)
     return request

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ARCHITECTURES",
     "FORMATS",
+    "WEIGHT_BYTES",
     "Format",
     "KvCache",
     "PrecisionClass",
@@ -25,6 +26,7 @@ __all__ = [
     "measured_kv_cache",
     "needed_formats",
     "precision_refusal",
+    "weight_bytes_per_param",
 ]
 
 Format = Literal["fp32", "fp16", "bf16", "fp8", "int8", "fp4"]
@@ -116,3 +118,23 @@ def measured_kv_cache(precision: str) -> KvCache:
     """The KV storage of a published measurement at ``precision``: the FP8/FP4 runs the shipped rows
     hold (TensorRT-LLM, MLPerf) quantise the KV cache with the weights; others keep it at 16 bits."""
     return "fp8" if precision in ("fp8", "fp4") else "auto"
+
+
+WEIGHT_BYTES: Final[dict[str, float]] = {
+    "fp32": 4.0,
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "fp8": 1.0,
+    "int8": 1.0 + 4.0 / 4096,  # one fp32 scale per output row (LLM.int8; W8A8 per-channel scales)
+    "int4": 4.25 / 8,  # AWQ/GPTQ: 4-bit codes, an fp16 scale and a 4-bit zero point per 128 weights
+    "nf4": 4.5 / 8,  # NF4: 4-bit codes, one fp32 absmax per 64 weights (Dettmers et al. 2023)
+    "fp4": 4.5 / 8,  # NVFP4: 4-bit values, an fp8 scale per 16
+}
+"""Bytes one stored weight takes at each precision, scales included: the one table the memory model
+and the serving engine share. (The class throughput model's ``BYTES_PER_PARAM`` is calibrated on
+llama.cpp Q4_K_M rows for its int4, a different 4-bit format of about 4.5 bits.)"""
+
+
+def weight_bytes_per_param(precision: str) -> float:
+    """Bytes one weight takes at ``precision`` (quantised formats with their scales)."""
+    return WEIGHT_BYTES[precision]

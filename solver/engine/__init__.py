@@ -9,6 +9,7 @@ from solver.engine.capacity import (
     SLO_REQUESTS,
     engine_capacity,
     replica_capacity,
+    saturated_rate,
 )
 from solver.engine.latency import MIN_SIMULATED_RATE, latency_at
 from solver.engine.load import STEP_BUDGET, request_count, run_load, sizes_of
@@ -64,6 +65,7 @@ __all__ = [
     "replica_capacity",
     "request_count",
     "run_load",
+    "saturated_rate",
     "serve_at_load",
     "share_of_load",
     "simulate",

@@ -26,7 +26,14 @@ from solver.errors import ThroughputUnavailable
 from solver.spec.serving import RequestClass, ServingLoad, ServingSlo
 from solver.throughput.capacity import Capacity, bucket_of, measured_capacity
 
-__all__ = ["BISECTIONS", "MAX_UTILIZATION", "SLO_REQUESTS", "engine_capacity", "replica_capacity"]
+__all__ = [
+    "BISECTIONS",
+    "MAX_UTILIZATION",
+    "SLO_REQUESTS",
+    "engine_capacity",
+    "replica_capacity",
+    "saturated_rate",
+]
 
 MAX_UTILIZATION: Final = 0.9
 BISECTIONS: Final = 5
@@ -58,13 +65,20 @@ def _slo_text(slo: ServingSlo) -> str:
     return f"p{min(slo.percentile, 99.0):g} " + " and ".join(limit for limit in limits if limit)
 
 
+def saturated_rate(replica: Replica, size: tuple[int, int, float]) -> float:
+    """The replica's saturated rate for requests of ``size``: its simulated offline requests/s."""
+    return run_load(replica, [size], ServingLoad(offline=True)).requests_per_s
+
+
 def replica_capacity(
-    replica: Replica, size: tuple[int, int, float], slo: ServingSlo | None
+    replica: Replica, size: tuple[int, int, float], slo: ServingSlo | None, saturated: float | None = None
 ) -> tuple[float, str]:
-    """Requests/s one replica sustains for requests of ``size`` within ``slo``, and how (module docstring)."""
+    """Requests/s one replica sustains for requests of ``size`` within ``slo``, and how (module
+    docstring); ``saturated`` is :func:`saturated_rate` where the caller has it already."""
     if replica.kv_capacity_tokens < MIN_KV_REQUESTS * (size[0] + size[1]):
         return 0.0, f"unavailable (no_kv_room): the KV cache holds {replica.kv_capacity_tokens:,} tokens"
-    saturated = run_load(replica, [size], ServingLoad(offline=True)).requests_per_s
+    if saturated is None:
+        saturated = saturated_rate(replica, size)
     if slo is None or (slo.ttft_ms is None and slo.tpot_ms is None):
         return MAX_UTILIZATION * saturated, (
             f"engine model: {MAX_UTILIZATION:.0%} of the simulated saturated rate {saturated:,.3g} req/s"
@@ -119,8 +133,9 @@ def engine_capacity(
         assert measured is not None
         if slo is None or (slo.ttft_ms is None and slo.tpot_ms is None):
             return measured
-        at_slo, how = replica_capacity(replica, size, slo)
-        free, _ = replica_capacity(replica, size, None)
+        saturated = saturated_rate(replica, size)  # simulated once for both capacities
+        at_slo, how = replica_capacity(replica, size, slo, saturated)
+        free, _ = replica_capacity(replica, size, None, saturated)
         ratio = min(1.0, at_slo / free) if free > 0 else 1.0
         return Capacity(
             requests_per_s=measured.requests_per_s * ratio,

@@ -3,9 +3,11 @@
 The mix's classes are interleaved in proportion to their shares (a seeded shuffle of the class of
 each request, so the order is deterministic). How many requests run, unless the load says: enough
 for a steady state — four rounds of the batch the replica can hold (``max_num_seqs``, or fewer where
-the KV cache runs out first; at least 200 requests) for a batch or stream, ten per client in a
-closed loop — bounded so one simulation stays near :data:`STEP_BUDGET` engine steps (a step per
-generated token of the batch) and within 20 to 4,096 requests.
+the KV cache runs out first, or where the front end lets fewer in: it issues one request per
+``request_overhead_s``, so at most a request's lifetime ÷ that are in flight; at least 200 requests)
+for a batch or stream, ten per client in a closed loop — bounded so one simulation stays near
+:data:`STEP_BUDGET` engine steps (a step per generated token of the batch) and within 20 to 4,096
+requests.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Final
 
 from solver.engine.result import KEEP_UP, EngineResult, Percentiles, summarise
 from solver.engine.simulate import Replica, simulate
+from solver.engine.step_cost import StepShape
 from solver.spec.serving import ServingLoad
 
 __all__ = ["STEP_BUDGET", "request_count", "run_load", "sizes_of"]
@@ -41,6 +44,9 @@ def request_count(replica: Replica, classes: Sequence[tuple[int, int, float]], l
     mean_output = sum(output * share for _, output, share in classes)
     mean_size = sum((prompt + output) * share for prompt, output, share in classes)
     batch = max(1, min(replica.max_seqs, int(replica.kv_capacity_tokens / max(mean_size, 1.0))))
+    if replica.request_overhead_s > 0:  # the front end's pace: a request lives at least its decode steps
+        step = replica.cost.seconds(StepShape(1, mean_size))
+        batch = max(1, min(batch, math.ceil(mean_output * step / replica.request_overhead_s)))
     in_flight = min(value, batch) if name == "concurrency" else batch
     wanted = 10 * value if name == "concurrency" else max(4 * batch, 200)
     affordable = STEP_BUDGET * max(in_flight, 1) / max(mean_output, 1.0)

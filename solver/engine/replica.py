@@ -15,7 +15,7 @@ from typing import Final
 
 from solver.catalog.gpus import GpuSpec, Interconnect
 from solver.catalog.models import ModelArch
-from solver.catalog.precisions import KvCache, PrecisionClass, kv_element_bytes
+from solver.catalog.precisions import KvCache, PrecisionClass, kv_element_bytes, weight_bytes_per_param
 from solver.engine.profiles import Engine, engine_profile
 from solver.engine.simulate import Replica
 from solver.engine.step_cost import StepCost
@@ -27,16 +27,6 @@ __all__ = ["RUNTIME_RESERVE_GIB", "KvCache", "build_replica", "kv_element_bytes"
 
 RUNTIME_RESERVE_GIB: Final = 1.5
 _GIB: Final = 1024**3
-_WEIGHT_BYTES: Final[dict[str, float]] = {
-    "fp32": 4.0,
-    "bf16": 2.0,
-    "fp16": 2.0,
-    "fp8": 1.0,
-    "int8": 1.0,
-    "int4": 4.5 / 8,  # AWQ/GPTQ 4-bit codes + group scales
-    "nf4": 4.5 / 8,
-    "fp4": 4.5 / 8,  # NVFP4: 4-bit values + an fp8 scale per 16
-}
 _SPEED: Final[dict[str, PrecisionClass]] = {
     "fp32": "fp32",
     "bf16": "bf16",
@@ -47,11 +37,6 @@ _SPEED: Final[dict[str, PrecisionClass]] = {
     "nf4": "bf16",
     "fp4": "fp4",
 }
-
-
-def weight_bytes_per_param(precision: str) -> float:
-    """Bytes one weight takes at ``precision`` (quantised formats with their scales)."""
-    return _WEIGHT_BYTES[precision]
 
 
 def _speed(hardware: Hardware, precision: str) -> PrecisionClass:

@@ -40,20 +40,12 @@ from typing import Final
 import msgspec
 
 from solver.catalog.models import ModelArch
+from solver.catalog.precisions import WEIGHT_BYTES
 from solver.spec.lora_targets import lora_adapter_params
 from solver.spec.workload import ResolvedWorkload
 
 __all__ = ["ModelState", "largest_weight_params", "model_state", "weight_bytes"]
 
-_WEIGHT_BYTES: Final[dict[str, float]] = {
-    "fp32": 4.0,
-    "bf16": 2.0,
-    "fp16": 2.0,
-    "fp8": 1.0,
-    "int8": 1.0 + 4.0 / 4096,
-    "int4": 4.25 / 8,
-    "nf4": 4.5 / 8,
-}
 _QUANTISED: Final = frozenset({"fp8", "int8", "int4", "nf4"})
 _BNB_8BIT: Final = frozenset({"adamw_8bit", "paged_adamw_8bit"})
 _PAGED: Final = frozenset({"paged_adamw", "paged_adamw_8bit"})
@@ -93,9 +85,9 @@ def weight_bytes(rw: ResolvedWorkload) -> float:
     arch = rw.arch
     params = arch.params_b * 1e9
     if rw.precision not in _QUANTISED or not arch.is_transformer:
-        return params * _WEIGHT_BYTES[rw.precision]
+        return params * WEIGHT_BYTES[rw.precision]
     embeddings = min(float(arch.embedding_params), params)
-    return (params - embeddings) * _WEIGHT_BYTES[rw.precision] + embeddings * 2.0
+    return (params - embeddings) * WEIGHT_BYTES[rw.precision] + embeddings * 2.0
 
 
 def largest_weight_params(arch: ModelArch) -> float:

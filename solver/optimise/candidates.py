@@ -174,6 +174,7 @@ class _Rejections:
         detail: str,
         *args: object,
         rank: float | None = None,
+        admit_at: float | None = None,
     ) -> None:
         """Record a rejection; ``rank`` defaults to ``gpu_count`` (the fewest GPUs that fail)."""
         rank = float(gpu_count) if rank is None else rank
@@ -185,6 +186,7 @@ class _Rejections:
                 detail=detail.format(*args) if args else detail,
                 supply_id=supply.supply_id,
                 gpu_count=gpu_count,
+                admit_at=admit_at,
             )
             self._kept[supply.gpu_id, reason] = (rank, rejection)
 
@@ -272,7 +274,7 @@ class _Enumerator:
                                lambda: shape_steps(self.context, gpu, topology, max_gpus, host, vcpus))  # fmt: skip
         if not steps:
             self.rejections.add(supply, "quota", 0, "one unit has {} GPUs, above max_gpus {}",
-                                supply.gpus_per_unit, max_gpus)  # fmt: skip
+                                supply.gpus_per_unit, max_gpus, admit_at=supply.gpus_per_unit)  # fmt: skip
             return
         # the hours depend on the amount of work: key them by it, even where only an edge layout runs
         rate = next((r for step in steps for r in (step.rate, step.edge_rate) if r is not None), None)
@@ -363,7 +365,8 @@ def _limit_rejections(
                              "larger max_gpus would admit it",
                              step.gpu_count, _seller(supply), charges.wall_hours[i], charges.deadline_hours[i],
                              DEADLINE_CONFIDENCE, deadline_hours, math.ceil(charges.deadline_hours[i]),
-                             rank=float(charges.wall_hours[i]))  # fmt: skip
+                             rank=float(charges.wall_hours[i]),
+                             admit_at=math.ceil(charges.deadline_hours[i]))  # fmt: skip
     for i in picked.budget_rejections:
         assert charges is not None
         supply, step = found.at(i)
@@ -371,7 +374,8 @@ def _limit_rejections(
                              "the cheapest configuration tried, {} GPU(s) on {}, costs ${:,.2f}, over the "
                              "${:,.2f} budget; a budget of ${:,.0f} would admit it",
                              step.gpu_count, _seller(supply), charges.total_usd[i], budget_usd,
-                             math.ceil(charges.total_usd[i]), rank=float(charges.total_usd[i]))  # fmt: skip
+                             math.ceil(charges.total_usd[i]), rank=float(charges.total_usd[i]),
+                             admit_at=math.ceil(charges.total_usd[i]))  # fmt: skip
 
 
 def _context(

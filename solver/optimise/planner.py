@@ -32,6 +32,7 @@ from solver.optimise.candidates import (
 )
 from solver.optimise.mip import SMALL_MILP_OPTIONS, SolveOutcome, solve
 from solver.optimise.rejections import by_gpu, refuse_precision
+from solver.optimise.why import LostOn, why_it_lost
 from solver.spec.plan import JobPlanRequest
 from solver.spec.workload import TRAINING_KINDS, Workload
 from solver.throughput.calibration import ProfileIndex
@@ -50,6 +51,7 @@ __all__ = [
 class Alternative(msgspec.Struct, frozen=True, kw_only=True):
     candidate: Candidate
     why: str
+    lost_on: LostOn
 
 
 class PlanResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -160,24 +162,12 @@ def _key(c: Candidate, objective: str) -> tuple[float, float]:
     return (c.cost_usd, c.hours) if objective == "cost" else (c.hours, c.cost_usd)
 
 
-def _why(c: Candidate, best: Candidate, objective: str) -> str:
-    extra_cost = c.cost_usd - best.cost_usd
-    share = extra_cost / best.cost_usd if best.cost_usd > 0 else 0.0
-    cost_text = f"${c.cost_usd:,.2f} vs ${best.cost_usd:,.2f} ({share:+.1%})"
-    time_text = f"{c.hours:,.1f} h vs {best.hours:,.1f} h"
-    if objective == "cost":
-        if c.hours < best.hours:
-            return f"costs more: {cost_text}, though it finishes sooner ({time_text})"
-        if extra_cost <= 1e-9:
-            return f"same cost ({cost_text}) but slower or later in the order: {time_text}"
-        return f"costs more: {cost_text}"
-    if c.hours <= best.hours + 1e-12:
-        return f"as fast ({time_text}) but costs more: {cost_text}"
-    return f"slower: {time_text}" + (f", though cheaper: {cost_text}" if extra_cost < 0 else "")
-
-
 def _alternatives(
-    feasible: Sequence[Candidate], chosen: Candidate, objective: str, top_k: int
+    feasible: Sequence[Candidate],
+    chosen: Candidate,
+    objective: Literal["cost", "time"],
+    top_k: int,
+    deadline_hours: float | None = None,
 ) -> list[Alternative]:
     """The next ``top_k`` by the objective: the best configuration of each other (GPU, provider) pair,
     so the list shows what the other GPU types and sellers would cost."""
@@ -190,7 +180,8 @@ def _alternatives(
         if candidate is chosen or key in seen:
             continue
         seen.add(key)
-        picked.append(Alternative(candidate=candidate, why=_why(candidate, chosen, objective)))
+        lost_on, why = why_it_lost(candidate, chosen, objective, deadline_hours)
+        picked.append(Alternative(candidate=candidate, why=why, lost_on=lost_on))
     return picked
 
 
@@ -304,7 +295,9 @@ def _chosen(
     return PlanResult(
         choice=chosen,
         outcome=outcome,
-        alternatives=_alternatives(enumeration.candidates, chosen, request.objective, request.top_k),
+        alternatives=_alternatives(
+            enumeration.candidates, chosen, request.objective, request.top_k, limits.deadline_hours
+        ),
         pareto=front,
         rejected=rejected,
         by_pricing=_best_by_pricing(enumeration.candidates, request.objective),

@@ -79,3 +79,22 @@ def test_a_model_the_gpu_cannot_hold_is_422(client: Client) -> None:
     body = LLAMA2_ON_A100 | {"model": {"name": "Llama 3.1 405B"}, "precision": "bf16", "gpu": "l4"}
     response = _post(client, body)
     assert response.status_code == 422, response.text
+
+
+def test_sglang_and_tgi_are_modelled_as_vllm_and_say_so(client: Client) -> None:
+    load = {"load": {"concurrency": 8}}
+    vllm = _post(client, LLAMA2_ON_A100 | load).json()
+    for engine in ("sglang", "tgi"):
+        answer = _post(client, LLAMA2_ON_A100 | load | {"engine": engine}).json()
+        assert answer["stack"] == engine and answer["value"] == vllm["value"]
+        assert f"as vllm (no source measures {engine} apart)" in answer["method"]
+
+
+def test_short_requests_are_capped_by_the_vllm_front_end(client: Client) -> None:
+    """128 tokens in, 4 out on one H100: the GPU finishes thousands a second, vLLM's front end (fitted
+    on Mélange's short-output rows) takes each request in turn; TensorRT-LLM's offline bench has none."""
+    body = {"kind": "serving", "model": {"name": "Llama 2 7B"}, "gpu": "h100-sxm", "input_tokens": 128,
+            "output_tokens": 4, "load": {"offline": True}}  # fmt: skip
+    vllm = _post(client, body).json()["serving"]["requests_per_s"]
+    trtllm = _post(client, body | {"engine": "trtllm"}).json()["serving"]["requests_per_s"]
+    assert 30 < vllm < 1 / 0.0263 < 5 * vllm < trtllm

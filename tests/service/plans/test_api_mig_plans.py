@@ -87,7 +87,7 @@ def test_the_fleet_mixes_slices_and_whole_gpus(client: Client) -> None:
     plan = client.post("/v1/plans", json=body).json()
     kinds = {r["mig"] is None for r in plan["choice"]["replicas"]}
     assert kinds == {True, False}, plan["choice"]
-    assert all(r["replicas"] % 8 == 0 for r in plan["choice"]["replicas"] if r["mig"] is None)
+    assert all(r["gpus"] % 8 == 0 for r in plan["choice"]["replicas"] if r["mig"] is None)
     assert plan["cost"]["usd_per_hour"] <= plan["best_single_type"]["usd_per_hour"] + 1e-9
 
 

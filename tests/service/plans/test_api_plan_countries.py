@@ -34,9 +34,9 @@ def _countries(plan: dict[str, Any]) -> set[str | None]:
 
 
 def test_a_5_per_s_fleet_leaves_russia_when_it_is_excluded(client: Client) -> None:
-    """The issue's case: the cheapest small fleet is a Vast host in St.-Petersburg."""
+    """The issue's case: the cheapest small fleet has a Vast host in St.-Petersburg."""
     plan = client.post("/v1/plans", json=SERVING).json()
-    assert _countries(plan) == {"RU"}
+    assert "RU" in _countries(plan)
     excluded = client.post("/v1/plans", json={**SERVING, "constraints": {"exclude_countries": ["RU"]}})
     assert excluded.status_code == 201, excluded.text
     assert "RU" not in _countries(excluded.json())

@@ -145,10 +145,12 @@ def test_a_fleet_runs_two_replicas_unless_told_otherwise(client: Client) -> None
 
 
 def test_a_fleet_surviving_an_instance_loss_is_not_one_host(client: Client) -> None:
-    """Issue 23: a 5 requests/s SLO fleet landed on two consumer cards in one marketplace host."""
-    plain = client.post("/v1/plans", json=SLO_FLEET).json()
+    """Issue 23: a 5 requests/s SLO fleet landed on two consumer cards in one marketplace host (at 4
+    requests/s it still does, since the engine model's vLLM front end costs 26.3 ms a request)."""
+    body = {**SLO_FLEET, "requests_per_s": 4}
+    plain = client.post("/v1/plans", json=body).json()
     assert [r["instances"] for r in plain["choice"]["replicas"]] == [1]  # the one host, still allowed
-    plan = client.post("/v1/plans", json={**SLO_FLEET, "survive_instance_loss": True}).json()
+    plan = client.post("/v1/plans", json={**body, "survive_instance_loss": True}).json()
     for replica in plan["choice"]["replicas"]:
         per_instance = replica["replicas"] // replica["instances"]
         assert replica["instances"] >= 2

@@ -130,6 +130,8 @@ def test_plan_prints_what_the_memory_headroom_costs(
     table = out[out.index("what the memory headroom costs") :]
     for point in below:
         assert f"{point['per_gpu_gib']:,.1f} of {point['capacity_gib']:g} GiB" in table
-        assert f"${point['usd_below_choice']:,.2f}" in table
+        saving = point["usd_below_choice"]
+        assert f"${abs(saving):,.2f} {'less' if saving >= 0 else 'more'}" in table  # never "$-…"
+    assert "$-" not in table
     assert main(["plan", body_file({**lora, "constraints": {"memory_headroom": 0}}), "--db", cli_db]) == 0
     assert "what the memory headroom costs" not in capsys.readouterr().out

@@ -8,11 +8,11 @@ import pytest
 from litestar.testing import TestClient
 
 Client = TestClient[Any]
-# at 60 requests/s the cheapest mix (H100 SXM + A100 80GB) saves about 1 % over H100 SXM alone
+# at 20 requests/s the cheapest mix (two replica types) saves about 2.9 % over H100 SXM alone
 SMALL_SAVING = {
     "kind": "serving",
     "model": {"name": "Llama-2-7b"},
-    "requests_per_s": 60,
+    "requests_per_s": 20,
     "request_mix": [
         {"input_tokens": 20, "output_tokens": 20, "share": 0.5},
         {"input_tokens": 800, "output_tokens": 1500, "share": 0.5},
@@ -46,7 +46,7 @@ def test_a_mix_saving_more_than_the_threshold_is_recommended(client: Client) -> 
 
 
 def test_one_type_says_so(client: Client) -> None:
-    plan = client.post("/v1/plans", json={**SMALL_SAVING, "requests_per_s": 30}).json()
+    plan = client.post("/v1/plans", json={**SMALL_SAVING, "requests_per_s": 10}).json()
     assert plan["choice"]["why"] == "one replica type is the cheapest fleet"
 
 

@@ -72,3 +72,21 @@ def test_a_measured_row_under_an_slo_is_scaled_by_the_engine(slo: ServingSlo | N
     found = engine_capacity(SERVING_ROWS, _setup("h100-sxm"), 1, _request(300, 300), slo)
     row = engine_capacity(SERVING_ROWS, _setup("h100-sxm"), 1, _request(300, 300), None)
     assert found.sources == row.sources and found.requests_per_s <= row.requests_per_s
+
+
+def test_a_measured_row_under_an_slo_simulates_the_saturated_rate_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import solver.engine.capacity as capacity
+
+    offline = []
+    real = capacity.run_load
+
+    def counting(replica, classes, load, seed=0, *, saturated=None):  # type: ignore[no-untyped-def]
+        offline.append(load.offline)
+        return real(replica, classes, load, seed, saturated=saturated)
+
+    monkeypatch.setattr(capacity, "run_load", counting)
+    slo = ServingSlo(tpot_ms=100, percentile=90)
+    found = engine_capacity(SERVING_ROWS, _setup("h100-sxm"), 1, _request(300, 300), slo)
+    assert found.sources and sum(offline) == 1 and len(offline) == 1 + 1 + capacity.BISECTIONS
