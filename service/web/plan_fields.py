@@ -23,7 +23,7 @@ __all__ = [
     "put_field",
 ]
 
-Widget = Literal["text", "number", "whole", "select", "list", "check", "targets"]
+Widget = Literal["text", "number", "whole", "select", "list", "check", "targets", "inventory"]
 
 
 class FormField(NamedTuple):
@@ -41,10 +41,11 @@ def _f(name: str, label: str, hint: str, widget: Widget, group: str, *path: str)
     return FormField(name, path or (name,), label, hint, widget, group)
 
 
-_W, _T, _C, _L, _WH, _H, _S, _D, _R = (
-    "Workload", "Training", "Choice", "Limits", "Where", "Host", "Software", "Data", "Reliability",
+_W, _M, _T, _C, _L, _WH, _H, _S, _D, _R = (
+    "Workload", "Your own model", "Training", "Choice", "Limits", "Where", "Host", "Software", "Data",
+    "Reliability",
 )  # fmt: skip
-FIELD_GROUPS: Final = (_W, _T, _C, _L, _WH, _H, _S, _D, _R)
+FIELD_GROUPS: Final = (_W, _M, _T, _C, _L, _WH, _H, _S, _D, _R)
 """The form's sections, in order (Workload open, the others folded)."""
 
 # fmt: off
@@ -60,6 +61,18 @@ PLAN_FORM_FIELDS: Final[tuple[FormField, ...]] = (
     _f("batch_size", "Batch size", "training: the global batch in sequences, optional", "whole", _W),
     _f("output_len", "Output length", "batch inference: tokens generated per request", "whole", _W),
     _f("kv_cache", "KV cache", "inference: auto (16-bit) or fp8", "select", _W),
+    _f("model_params_b", "Parameters", "billions, for a model not in the catalog (leave Model empty)", "number", _M, "model", "params_b"),
+    _f("model_layers", "Layers", "transformer layers", "whole", _M, "model", "layers"),
+    _f("model_hidden_size", "Hidden size", "model (embedding) width", "whole", _M, "model", "hidden_size"),
+    _f("model_intermediate_size", "MLP width", "one expert's, for MoE", "whole", _M, "model", "intermediate_size"),
+    _f("model_attention_heads", "Attention heads", "query heads", "whole", _M, "model", "attention_heads"),
+    _f("model_kv_heads", "KV heads", "key/value heads (GQA/MQA)", "whole", _M, "model", "kv_heads"),
+    _f("model_vocab_size", "Vocabulary", "tokens", "whole", _M, "model", "vocab_size"),
+    _f("model_max_seq_len", "Longest context", "tokens", "whole", _M, "model", "max_seq_len"),
+    _f("model_head_dim", "Head size", "if not hidden size ÷ heads", "whole", _M, "model", "head_dim"),
+    _f("model_experts", "Experts", "MoE experts per layer", "whole", _M, "model", "experts"),
+    _f("model_active_experts", "Active experts", "MoE experts routed per token", "whole", _M, "model", "active_experts"),
+    _f("model_active_params_b", "Active parameters", "MoE, billions per token", "number", _M, "model", "active_params_b"),
     _f("optimizer", "Optimizer", "training (default adamw)", "select", _T),
     _f("recompute", "Recompute", "activation checkpointing; empty: the least that fits", "select", _T),
     _f("lora_rank", "LoRA rank", "r (default 8)", "whole", _T),
@@ -105,6 +118,7 @@ PLAN_FORM_FIELDS: Final[tuple[FormField, ...]] = (
     _f("egress_gb", "Egress", "GB sent out", "number", _D, "data", "egress_gb"),
     _f("interruptions_per_gpu_hour", "Interruptions", "per GPU-hour", "number", _R, "reliability", "interruptions_per_gpu_hour"),
     _f("restart_minutes", "Restart", "minutes after an interruption", "number", _R, "reliability", "restart_minutes"),
+    _f("owned_inventory", "GPUs already owned", "GPU:count[:$ per GPU-hour], comma-separated, e.g. H100 SXM:16:0.9", "inventory", _C),
     _f("preemptions_per_hour", "Spot preemptions", "per instance-hour", "number", _R, "reliability", "preemptions_per_hour"),
 )
 # fmt: on
@@ -139,9 +153,17 @@ def _value(field: FormField, text: str) -> object:
         return text in _CHECKED
     if field.widget == "list":
         return [part.strip() for part in text.split(",") if part.strip()]
+    if field.widget == "inventory":
+        return [_owned(item) for item in text.split(",") if item.strip()]
     if field.widget == "targets" and text not in options_of("lora_targets"):
         return [part.strip() for part in text.split(",") if part.strip()]
     return text
+
+
+def _owned(item: str) -> dict[str, str]:
+    """One ``GPU:count[:usd per GPU-hour]`` of the owned-inventory field (the API checks the values)."""
+    parts = [part.strip() for part in item.split(":")]
+    return dict(zip(("gpu", "count", "usd_per_gpu_hour"), parts, strict=False))
 
 
 def put_field(body: dict[str, object], field: FormField, text: str) -> None:

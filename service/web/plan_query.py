@@ -20,7 +20,8 @@ PLAN_FIELDS: Final = tuple(f.name for f in PLAN_FORM_FIELDS)
 
 def plan_request_of(query: Mapping[str, str]) -> PlanRequest:
     """The plan request the query describes (``QueryError`` naming the field when it cannot be one)."""
-    body: dict[str, object] = {"model": {"name": query.get("model", "").strip()}, "constraints": {}}
+    name = query.get("model", "").strip()  # empty: a model of the user's own shape (its fields below)
+    body: dict[str, object] = {"model": {"name": name} if name else {}, "constraints": {}}
     for field in PLAN_FORM_FIELDS[1:]:
         text = query.get(field.name, "").strip()
         if text:

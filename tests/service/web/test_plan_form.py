@@ -34,7 +34,7 @@ def _paths(t: mi.StructType, prefix: tuple[str, ...] = ()) -> list[tuple[str, ..
             else:
                 inner = next((x for x in inner.types if isinstance(x, mi.StructType)), inner.types[0])
         path = (*prefix, field.name)
-        nested = isinstance(inner, mi.StructType) and path != ("model",)
+        nested = isinstance(inner, mi.StructType)
         found.extend(_paths(inner, path) if nested else [path])  # type: ignore[arg-type]
     return found
 
@@ -44,9 +44,9 @@ def test_every_field_of_a_job_plan_request_has_a_form_field() -> None:
     info = mi.type_info(batch)
     assert isinstance(info, mi.StructType)
     form = {f.path for f in PLAN_FORM_FIELDS}
-    missing = [p for p in _paths(info) if p not in form and p != ("model",)]
+    missing = [p for p in _paths(info) if p not in form]
     assert missing == [], "the form lacks these request fields"
-    assert ("model", "name") in form  # the model is a catalog name
+    assert ("model", "name") in form and ("model", "params_b") in form  # a catalog name or a shape
 
 
 def test_the_form_builds_the_request_the_api_takes() -> None:
@@ -149,3 +149,23 @@ def test_an_infeasible_plan_names_gpus_and_the_limit_to_relax(client: Client) ->
     assert 'id="choice"' in admitted and 'role="alert"' not in admitted
     rejected = page[page.index('id="rejected"') :]
     assert f'class="key">{gpu}</th>' in rejected and "h100-sxm" not in rejected  # names, not ids
+
+
+def test_a_model_of_ones_own_shape_is_planned_from_the_form() -> None:
+    """With the model name left empty, the architecture fields describe the model (as the API takes
+    ``model.params_b``, ``model.layers`` …), and a missing one is named."""
+    shape = {"model_params_b": "1.5", "model_layers": "24", "model_hidden_size": "2048",
+             "model_intermediate_size": "5632", "model_attention_heads": "16", "model_kv_heads": "16",
+             "model_vocab_size": "32000", "model_max_seq_len": "4096"}  # fmt: skip
+    query = {"kind": "train", "tokens": "1000000000", "seq_len": "2048", **shape}
+    request = plan_request_of(query)
+    assert request.model.name is None and request.model.params_b == 1.5 and request.model.layers == 24
+
+
+def test_owned_gpus_are_typed_as_gpu_count_and_cost() -> None:
+    query = {**LORA, "owned_inventory": "H100 SXM:16:0.9, A100 80GB SXM:8"}
+    owned = plan_request_of(query).owned_inventory
+    assert [(o.gpu, o.count, o.usd_per_gpu_hour) for o in owned] == [
+        ("H100 SXM", 16, 0.9),
+        ("A100 80GB SXM", 8, None),
+    ]
