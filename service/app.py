@@ -9,14 +9,14 @@ document with the catalog's known values.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any, Final
 
 import msgspec
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
-from litestar import Litestar, Router
+from litestar import Litestar, Request, Router
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.openapi.config import OpenAPIConfig
@@ -27,6 +27,7 @@ from service.buy_vs_rent.schemas import BuyVsRentRequest
 from service.catalog.gpu_names import gpu_spellings
 from service.catalog.routes import ROUTES as CATALOG_ROUTES
 from service.db.routes import ROUTES as DB_ROUTES
+from service.db.snapshot import CatalogSnapshot
 from service.db.store import Store
 from service.estimates.routes import ROUTES as ESTIMATE_ROUTES
 from service.estimates.schemas import MemoryRequest, ThroughputRequest
@@ -35,6 +36,7 @@ from service.http import ReadableResponse, check_request, require_admin
 from service.launch.routes import ROUTES as LAUNCH_ROUTES
 from service.measurements.routes import ROUTES as MEASUREMENT_ROUTES
 from service.openapi import (
+    CatalogDocument,
     docs_assets_router,
     docs_pages,
     document_admin_security,
@@ -77,6 +79,7 @@ _DESCRIPTION: Final = (
 )
 
 
+_SCHEMA_PATH: Final = "/schema"
 _PUBLISHED_NAMES: Final = {"plans_schemas_OfferRef": "plan_schemas_OfferRef"}
 _UPLOAD_BODIES: Final = {
     "/v1/price-sheets": "The sheet, in the format the format query names (CSV text or a JSON document)",
@@ -154,10 +157,18 @@ def _v1_routes() -> Router:
     )
 
 
+def _document_catalog(app: Litestar, snapshot: CatalogSnapshot) -> None:
+    """The catalog's accepted values in the OpenAPI document: written at the start, and again before
+    the document is served after a write changed the catalog (``CatalogDocument``)."""
+    document_known_values(app, snapshot)
+    document_body_enum(app, "MemoryRequest", "gpu", gpu_spellings(snapshot))
+    document_body_enum(app, "ThroughputRequest", "gpu", gpu_spellings(snapshot, unique=True))
+    document_body_enum(app, "BuyVsRentRequest", "gpu", gpu_spellings(snapshot, unique=True))
+
+
 def _document(app: Litestar, store: Store) -> None:
     """What the generated OpenAPI document cannot know by itself: the catalog's accepted values."""
-    snapshot = store.snapshot
-    document_known_values(app, snapshot)
+    _document_catalog(app, store.snapshot)
     bodies: list[type[msgspec.Struct]] = [
         MemoryRequest,
         ThroughputRequest,
@@ -168,13 +179,23 @@ def _document(app: Litestar, store: Store) -> None:
     forbid_unknown_body_fields(app, bodies)
     document_tagged_union(app, "/v1/plans", "PlanRequest", PLAN_REQUEST_KINDS)
     document_body_enum(app, "ModelSpec", "name", {n for m in list_models() for n in (m.name, *m.aliases)})
-    document_body_enum(app, "MemoryRequest", "gpu", gpu_spellings(snapshot))
-    document_body_enum(app, "ThroughputRequest", "gpu", gpu_spellings(snapshot, unique=True))
-    document_body_enum(app, "BuyVsRentRequest", "gpu", gpu_spellings(snapshot, unique=True))
     # Two classes are named OfferRef; the published names predate the feature packages.
     keep_component_names(app, _PUBLISHED_NAMES)
     document_admin_security(app, require_admin)
     document_raw_bodies(app, _UPLOAD_BODIES)
+
+
+def _before_request(store: Store) -> Callable[[Request[Any, Any, Any]], Awaitable[None]]:
+    """Every request's checks (``check_request``); before the OpenAPI document is served, its catalog
+    values brought up to the current snapshot (made before ``_document`` writes the first ones)."""
+    catalog_document = CatalogDocument(lambda: store.snapshot, _document_catalog, store.snapshot.generation)
+
+    async def before_request(request: Request[Any, Any, Any]) -> None:
+        if request.scope["path"].startswith(_SCHEMA_PATH):
+            catalog_document.bring_up_to_date(request.app)
+        await check_request(request)
+
+    return before_request
 
 
 def _openapi_config() -> OpenAPIConfig:
@@ -183,7 +204,7 @@ def _openapi_config() -> OpenAPIConfig:
         title="gpuplan",
         version=package_version(),
         description=_DESCRIPTION,
-        path="/schema",
+        path=_SCHEMA_PATH,
         render_plugins=docs_pages(),
     )
 
@@ -238,7 +259,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         state=State(
             {"settings": config, **ops_state(opened)}
         ),  # for the admin guard, which runs before dependencies
-        before_request=check_request,
+        before_request=_before_request(opened),
         response_class=ReadableResponse,
         exception_handlers={**exception_handlers, **OPS_EXCEPTION_HANDLERS},
         middleware=[
