@@ -63,6 +63,7 @@ from service.plans.retention import delete_expired_plans
 from service.plans.routes import ROUTES as PLAN_ROUTES
 from service.price_sheets.batches import RefreshBatches
 from service.price_sheets.refresh import Refresher
+from service.price_sheets.retention import delete_superseded_versions
 from service.price_sheets.routes import ROUTES as PRICE_SHEET_ROUTES
 from service.price_sheets.sources import SourceConfig, load_sources
 from service.problems import exception_handlers
@@ -94,9 +95,11 @@ class _Scheduling:
     to a single ``gpuplan prices refresh`` job)."""
 
     def __init__(
-        self, refresher: Refresher, sources: list[SourceConfig], *, enabled: bool, retention_days: float = 0.0
+        self, refresher: Refresher, sources: list[SourceConfig], *, enabled: bool, retention: Settings
     ) -> None:
-        self.retention_days = retention_days
+        self.retention_days = retention.plan_retention_days
+        self.sheet_retention = (retention.sheet_retention_days, retention.sheet_retention_keep)
+        """Superseded price-sheet versions: (days kept, newest kept per source and kind); 0 days: all."""
         self.refresher = refresher
         self.sources = sources
         self.enabled = enabled
@@ -127,6 +130,10 @@ class _Scheduling:
             store, days = self.refresher.store, self.retention_days
             scheduler.add_job(delete_expired_plans, "interval", hours=1, args=[store, days], id="plan-retention",
                               name="delete expired plans", replace_existing=True, next_run_time=datetime.now(UTC))  # fmt: skip
+        if self.sheet_retention[0] > 0:
+            store, (days, keep) = self.refresher.store, self.sheet_retention
+            scheduler.add_job(delete_superseded_versions, "interval", hours=1, args=[store, days, keep], id="sheet-retention",
+                              name="delete superseded price-sheet versions", replace_existing=True, next_run_time=datetime.now(UTC))  # fmt: skip
         scheduler.start()
         self.scheduler = scheduler
 
@@ -223,9 +230,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     opened.watch_catalog()  # other replicas' writes (PostgreSQL); nothing on DuckDB
     sources = load_sources(config.sources_file) if config.sources_file else []
     refresher = Refresher(opened, sources, move_factor=config.price_move_factor)
-    scheduling = _Scheduling(
-        refresher, sources, enabled=config.run_scheduler, retention_days=config.plan_retention_days
-    )
+    scheduling = _Scheduling(refresher, sources, enabled=config.run_scheduler, retention=config)
     plans = PlanService(
         opened, time_limit_s=config.plan_time_limit_s, price_max_age_hours=config.price_max_age_hours
     )
