@@ -9,14 +9,14 @@ document with the catalog's known values.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any, Final
 
 import msgspec
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
-from litestar import Litestar, Router
+from litestar import Litestar, Request, Router
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.openapi.config import OpenAPIConfig
@@ -27,6 +27,7 @@ from service.buy_vs_rent.schemas import BuyVsRentRequest
 from service.catalog.gpu_names import gpu_spellings
 from service.catalog.routes import ROUTES as CATALOG_ROUTES
 from service.db.routes import ROUTES as DB_ROUTES
+from service.db.snapshot import CatalogSnapshot
 from service.db.store import Store
 from service.estimates.routes import ROUTES as ESTIMATE_ROUTES
 from service.estimates.schemas import MemoryRequest, ThroughputRequest
@@ -35,6 +36,7 @@ from service.http import ReadableResponse, check_request, require_admin
 from service.launch.routes import ROUTES as LAUNCH_ROUTES
 from service.measurements.routes import ROUTES as MEASUREMENT_ROUTES
 from service.openapi import (
+    CatalogDocument,
     docs_assets_router,
     docs_pages,
     document_admin_security,
@@ -64,6 +66,7 @@ from service.portfolios.routes import ROUTES as PORTFOLIO_ROUTES
 from service.portfolios.schemas import PortfolioRequest
 from service.price_sheets.batches import RefreshBatches
 from service.price_sheets.refresh import Refresher
+from service.price_sheets.retention import delete_superseded_versions
 from service.price_sheets.routes import ROUTES as PRICE_SHEET_ROUTES
 from service.price_sheets.sources import SourceConfig, load_sources
 from service.problems import exception_handlers
@@ -80,6 +83,7 @@ _DESCRIPTION: Final = (
 )
 
 
+_SCHEMA_PATH: Final = "/schema"
 _PUBLISHED_NAMES: Final = {"plans_schemas_OfferRef": "plan_schemas_OfferRef"}
 _UPLOAD_BODIES: Final = {
     "/v1/price-sheets": "The sheet, in the format the format query names (CSV text or a JSON document)",
@@ -94,9 +98,11 @@ class _Scheduling:
     to a single ``gpuplan prices refresh`` job)."""
 
     def __init__(
-        self, refresher: Refresher, sources: list[SourceConfig], *, enabled: bool, retention_days: float = 0.0
+        self, refresher: Refresher, sources: list[SourceConfig], *, enabled: bool, retention: Settings
     ) -> None:
-        self.retention_days = retention_days
+        self.retention_days = retention.plan_retention_days
+        self.sheet_retention = (retention.sheet_retention_days, retention.sheet_retention_keep)
+        """Superseded price-sheet versions: (days kept, newest kept per source and kind); 0 days: all."""
         self.refresher = refresher
         self.sources = sources
         self.enabled = enabled
@@ -127,6 +133,10 @@ class _Scheduling:
             store, days = self.refresher.store, self.retention_days
             scheduler.add_job(delete_expired_plans, "interval", hours=1, args=[store, days], id="plan-retention",
                               name="delete expired plans", replace_existing=True, next_run_time=datetime.now(UTC))  # fmt: skip
+        if self.sheet_retention[0] > 0:
+            store, (days, keep) = self.refresher.store, self.sheet_retention
+            scheduler.add_job(delete_superseded_versions, "interval", hours=1, args=[store, days, keep], id="sheet-retention",
+                              name="delete superseded price-sheet versions", replace_existing=True, next_run_time=datetime.now(UTC))  # fmt: skip
         scheduler.start()
         self.scheduler = scheduler
 
@@ -158,10 +168,18 @@ def _v1_routes() -> Router:
     )
 
 
+def _document_catalog(app: Litestar, snapshot: CatalogSnapshot) -> None:
+    """The catalog's accepted values in the OpenAPI document: written at the start, and again before
+    the document is served after a write changed the catalog (``CatalogDocument``)."""
+    document_known_values(app, snapshot)
+    document_body_enum(app, "MemoryRequest", "gpu", gpu_spellings(snapshot))
+    document_body_enum(app, "ThroughputRequest", "gpu", gpu_spellings(snapshot, unique=True))
+    document_body_enum(app, "BuyVsRentRequest", "gpu", gpu_spellings(snapshot, unique=True))
+
+
 def _document(app: Litestar, store: Store) -> None:
     """What the generated OpenAPI document cannot know by itself: the catalog's accepted values."""
-    snapshot = store.snapshot
-    document_known_values(app, snapshot)
+    _document_catalog(app, store.snapshot)
     bodies: list[type[msgspec.Struct]] = [
         MemoryRequest,
         ThroughputRequest,
@@ -173,13 +191,23 @@ def _document(app: Litestar, store: Store) -> None:
     forbid_unknown_body_fields(app, bodies)
     document_tagged_union(app, "/v1/plans", "PlanRequest", PLAN_REQUEST_KINDS)
     document_body_enum(app, "ModelSpec", "name", {n for m in list_models() for n in (m.name, *m.aliases)})
-    document_body_enum(app, "MemoryRequest", "gpu", gpu_spellings(snapshot))
-    document_body_enum(app, "ThroughputRequest", "gpu", gpu_spellings(snapshot, unique=True))
-    document_body_enum(app, "BuyVsRentRequest", "gpu", gpu_spellings(snapshot, unique=True))
     # Two classes are named OfferRef; the published names predate the feature packages.
     keep_component_names(app, _PUBLISHED_NAMES)
     document_admin_security(app, require_admin)
     document_raw_bodies(app, _UPLOAD_BODIES)
+
+
+def _before_request(store: Store) -> Callable[[Request[Any, Any, Any]], Awaitable[None]]:
+    """Every request's checks (``check_request``); before the OpenAPI document is served, its catalog
+    values brought up to the current snapshot (made before ``_document`` writes the first ones)."""
+    catalog_document = CatalogDocument(lambda: store.snapshot, _document_catalog, store.snapshot.generation)
+
+    async def before_request(request: Request[Any, Any, Any]) -> None:
+        if request.scope["path"].startswith(_SCHEMA_PATH):
+            catalog_document.bring_up_to_date(request.app)
+        await check_request(request)
+
+    return before_request
 
 
 def _openapi_config() -> OpenAPIConfig:
@@ -188,7 +216,7 @@ def _openapi_config() -> OpenAPIConfig:
         title="gpuplan",
         version=package_version(),
         description=_DESCRIPTION,
-        path="/schema",
+        path=_SCHEMA_PATH,
         render_plugins=docs_pages(),
     )
 
@@ -213,9 +241,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     opened.watch_catalog()  # other replicas' writes (PostgreSQL); nothing on DuckDB
     sources = load_sources(config.sources_file) if config.sources_file else []
     refresher = Refresher(opened, sources, move_factor=config.price_move_factor)
-    scheduling = _Scheduling(
-        refresher, sources, enabled=config.run_scheduler, retention_days=config.plan_retention_days
-    )
+    scheduling = _Scheduling(refresher, sources, enabled=config.run_scheduler, retention=config)
     plans = _plan_service(opened, config)
     portfolios = PortfolioService(opened, plans)
     plan_queue = PlanQueue(waiting=config.plan_queue)
@@ -249,7 +275,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         state=State(
             {"settings": config, **ops_state(opened)}
         ),  # for the admin guard, which runs before dependencies
-        before_request=check_request,
+        before_request=_before_request(opened),
         response_class=ReadableResponse,
         exception_handlers={**exception_handlers, **OPS_EXCEPTION_HANDLERS},
         middleware=[

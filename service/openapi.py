@@ -2,8 +2,10 @@
 
 Filters such as ``provider`` or ``gpu`` only accept values the catalog knows (anything else is a 400
 with close matches). Saying so in the schema lets clients and schema-driven tools (code generators,
-fuzzers) send valid values. The lists are read when the app is built; values added later by a new
-price sheet are accepted too, and appear in the schema after a restart.
+fuzzers) send valid values. The lists are those of the catalog snapshot the served document was last
+brought up to: :class:`CatalogDocument` brings it up to the current snapshot before the document is
+served, so a price sheet that adds or drops a provider or region changes the schema with what the API
+accepts (issue 28 D9; before, the lists were those of the start, before the boot refresh).
 
 Litestar names a component after its class, prefixed by the module path where two classes share a
 name; :func:`keep_component_names` keeps the names clients know when such a class moves.
@@ -24,6 +26,7 @@ from typing import Final
 
 import msgspec
 from litestar import Litestar, Router
+from litestar._openapi.plugin import OpenAPIPlugin
 from litestar.datastructures import CacheControlHeader
 from litestar.openapi.plugins import OpenAPIRenderPlugin, ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import (
@@ -90,6 +93,7 @@ def docs_assets_router() -> Router:
 __all__ = [
     "ADMIN_SCHEME",
     "DOCS_ASSETS",
+    "CatalogDocument",
     "docs_assets_router",
     "docs_pages",
     "document_admin_security",
@@ -173,6 +177,39 @@ def document_known_values(app: Litestar, snapshot: CatalogSnapshot) -> None:
             if isinstance(parameter, Parameter) and parameter.name == name and isinstance(schema, Schema):
                 parameter.schema = _with_enum(schema, values)
     _restore_zero_bounds(app)
+
+
+class CatalogDocument:
+    """Keeps the known values ``document(app, snapshot)`` writes into the app's OpenAPI document those
+    of the current catalog snapshot: :meth:`bring_up_to_date`, called on the event loop before the
+    document is served (where it is rendered: one thread), writes them again when the snapshot changed
+    since they were written.
+
+    ``document`` must replace the values it writes (as :func:`document_known_values` and
+    :func:`document_body_enum` do), not add to them. Litestar 2.25 caches the document twice: the
+    OpenAPI model (which ``document`` mutates in place) and its rendered dict, which nothing public
+    drops (``Litestar.update_openapi_schema`` builds a new document and discards it; litestar-org/
+    litestar PR #4984 makes it drop both caches): the dict cache is dropped here."""
+
+    def __init__(
+        self,
+        snapshot: Callable[[], CatalogSnapshot],
+        document: Callable[[Litestar, CatalogSnapshot], None],
+        written: int | None = None,
+    ) -> None:
+        self._snapshot = snapshot
+        self._document = document
+        self._generation = written
+        """The generation whose values the document holds (``written``: those of the start, written
+        after this object was made, so that a change in between is written again)."""
+
+    def bring_up_to_date(self, app: Litestar) -> None:
+        snapshot = self._snapshot()
+        if snapshot.generation == self._generation:
+            return
+        self._document(app, snapshot)
+        self._generation = snapshot.generation
+        app.plugins.get(OpenAPIPlugin)._openapi_schema = None  # rendered again when next served
 
 
 def _restore_zero_bounds(app: Litestar) -> None:

@@ -49,6 +49,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     (then a 408)."""
     plan_retention_days: float = 0.0
     """Stored plans older than this many days are deleted hourly by the scheduler (0: kept forever)."""
+    sheet_retention_days: float = 0.0
+    """Superseded price-sheet versions older than this many days are deleted hourly by the scheduler,
+    unless a stored plan names them (0: kept forever)."""
+    sheet_retention_keep: int = 0
+    """The newest superseded versions of each source and kind kept whatever their age."""
     run_scheduler: bool = True
     """Refresh the configured sources on a schedule in this process. Off (``GPUPLAN_SCHEDULER=off``)
     when replicas share one database and a CronJob runs ``gpuplan prices refresh`` instead."""
@@ -145,7 +150,25 @@ def _ops_settings(source: Mapping[str, str]) -> dict[str, Any]:
         "log_format": log_format,
         "run_scheduler": scheduler == "on",
         "plan_retention_days": retention,
+        **_sheet_retention(source),
     }
+
+
+def _sheet_retention(source: Mapping[str, str]) -> dict[str, Any]:
+    """``GPUPLAN_SHEET_RETENTION_DAYS`` (superseded price-sheet versions older than this are deleted,
+    unless a stored plan names them; 0 keeps them) and ``GPUPLAN_SHEET_RETENTION_KEEP`` (the newest
+    superseded versions of each source and kind kept whatever their age)."""
+    days = _number(source, "GPUPLAN_SHEET_RETENTION_DAYS", "0", " of days")
+    if not 0 <= days <= 100_000:
+        raise ValueError(
+            f"GPUPLAN_SHEET_RETENTION_DAYS must be from 0 (keep every version) to 100000, got {days}"
+        )
+    keep_text = source.get("GPUPLAN_SHEET_RETENTION_KEEP", "0")
+    if not keep_text.strip().isascii() or not keep_text.strip().isdigit() or int(keep_text) > 100_000:
+        raise ValueError(
+            f"GPUPLAN_SHEET_RETENTION_KEEP must be a whole number of versions from 0 to 100000, got {keep_text!r}"
+        )
+    return {"sheet_retention_days": days, "sheet_retention_keep": int(keep_text)}
 
 
 _RATE_UNITS = ("second", "minute", "hour", "day")

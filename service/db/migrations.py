@@ -453,6 +453,24 @@ _V14: Final[tuple[Step, ...]] = (
     )""",
 )
 
+_V15: Final[tuple[Step, ...]] = (
+    # What a snapshot reads after a write (issue 28 D6): the current version of each source and kind
+    # (the current_sheets view) and the rows of given versions; offers and provider costs have theirs
+    # in their primary keys. DuckDB scans these small tables by column (its zone maps skip the rest)
+    # and re-reads nothing after another process's write: it has none.
+    Variants(
+        duckdb=(),
+        postgresql=(
+            "CREATE INDEX price_sheets_current ON price_sheets (source, kind, version)",
+            "CREATE INDEX ownership_prices_version ON ownership_prices (version)",
+            "CREATE INDEX ownership_defaults_version ON ownership_defaults (version)",
+            # GET /v1/offers?provider=: one provider's current offers beside a 300,000-row source
+            # (0.5 s a query scanning the big version's rows, without it)
+            "CREATE INDEX offers_provider ON offers (provider, version)",
+        ),
+    ),
+)
+
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     (1, "catalog, price sheets, profiles, seed state", _V1),
     (2, "stored plans", _V2),
@@ -468,6 +486,7 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
     (12, "the plan rate limit's windows, shared by replicas", _V12),
     (13, "imported benchmark results (measurement uploads and their rows)", _V13),
     (14, "stored portfolios; offers' available instances", _V14),
+    (15, "indexes on what the catalog snapshot reads", _V15),
 )
 
 _DOUBLE: Final = re.compile(r"\bDOUBLE\b(?!\s+PRECISION)")

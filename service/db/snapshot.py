@@ -2,8 +2,9 @@
 
 Requests read GPUs, alias rules, the offers a request can pick, profiles, current sheets and ownership
 rows from the snapshot, never with point queries in a loop. Of the current offers it holds only those
-a request can pick (:func:`_read_candidates`): a catalog of 300,000 offers made of a few thousand
-kinds of instance is a few thousand objects, read in well under a second. A snapshot is immutable; a
+a request can pick (``rental_parts``): a catalog of 300,000 offers made of a few thousand kinds of
+instance is a few thousand objects, and a new snapshot reads only the rental versions added since the
+one before it. A snapshot is immutable; a
 write builds a new one and swaps it in, so a request keeps reading the snapshot it started with. Structures computed from one
 snapshot alone (a profile index, a supply index) are built once per snapshot through a typed
 :class:`Derived` key.
@@ -31,25 +32,10 @@ from pricing import (
 from service.db.backend import Cursor
 from service.db.gpu_rows import GPU_COLUMNS, gpu_from_row
 from service.db.mig_profiles import read_mig_profiles
+from service.db.rental_parts import CurrentOffer, RentalSupply, merge_parts, read_parts
 from solver import GpuSpec, MeasuredProfile, ProfileIndex, ServingProfile, SliceSpec, scale_term, slices_of
 
 __all__ = ["CatalogSnapshot", "CurrentOffer", "Derived", "OwnershipRows", "SheetInfo", "read_snapshot"]
-
-
-class CurrentOffer(msgspec.Struct, frozen=True, kw_only=True):
-    """An offer of a current rental sheet, with the sheet version it belongs to."""
-
-    offer: RentalOffer
-    sheet_version: int
-    on_demand_alike: int = 1
-    """Current offers with an on-demand price that this one stands for, itself included (0 when it is
-    not the cheapest on demand of its kind): a plan reports how many it passed over."""
-    spot_alike: int = 1
-    """The same for spot prices."""
-    reserved_1y_alike: int = 0
-    """The same for 1-year reserved prices (0 where the offer states none or is not the cheapest)."""
-    reserved_3y_alike: int = 0
-    """The same for 3-year reserved prices."""
 
 
 class SheetInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -137,12 +123,16 @@ class CatalogSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     profiles: tuple[MeasuredProfile, ...]
     serving: tuple[ServingProfile, ...]
     candidates: tuple[CurrentOffer, ...]
-    """The current offers a request can pick, by offer id (:func:`_read_candidates`)."""
+    """The current offers a request can pick, by offer id (``rental_parts.merge_parts``)."""
     sheets: tuple[SheetInfo, ...]
     ownership: OwnershipRows
     provider_costs: ProviderCosts
     mig_slices: dict[str, SliceSpec] = msgspec.field(default_factory=dict)
     """The MIG slices of the catalog's GPUs by slice id, apart from ``gpus`` (which lists whole GPUs)."""
+    rental: RentalSupply = msgspec.field(default_factory=lambda: merge_parts({}))
+    """The current rental versions' offers, by version and merged (``rental_parts``): the next
+    snapshot takes over the versions still current, reads only the new ones, and merges again only
+    the kinds of offers the versions added or dropped hold."""
     built: _Built = msgspec.field(default_factory=_Built)
 
     def alias_table(self) -> AliasTable:
@@ -235,85 +225,6 @@ def _read_measured[P: (ServingProfile, MeasuredProfile)](
     )
 
 
-_KIND_FIELDS: Final = (
-    "provider",
-    "region",
-    "gpu_id",
-    "mig_profile",
-    "gpus_per_instance",
-    "interconnect",
-    "billing_increment_s",
-    "network_class",
-    "network_gbps",
-    "vcpus",
-    "host_memory_gib",
-    "storage_read_gbps",
-)
-"""What a request can tell offers apart by, besides their prices: who sells them where, what they rent,
-how the instances are linked and billed, and the host numbers a request may ask for."""
-_KIND: Final = ", ".join(_KIND_FIELDS)
-
-_PICKS: Final = {
-    "on_demand": "price_per_hour_usd NULLS LAST, offer_id, version",  # what a plan takes
-    "spot": "spot_price_per_hour_usd NULLS LAST, offer_id, version",
-    "reserved_1y": "reserved_1y_price_per_hour_usd NULLS LAST, offer_id, version",
-    "reserved_3y": "reserved_3y_price_per_hour_usd NULLS LAST, offer_id, version",
-    "rent": "price_per_hour_usd NULLS LAST, instance_type, offer_id, version",  # what buy vs rent cites
-}
-"""The offer of each kind each consumer takes first, by the order it takes offers in."""
-_PICK_ONLY: Final = {
-    "reserved_1y": "WHERE reserved_1y_price_per_hour_usd IS NOT NULL ",
-    "reserved_3y": "WHERE reserved_3y_price_per_hour_usd IS NOT NULL ",
-}
-"""Reserved picks only where a reserved price is stated (most sheets state none: no extra candidates)."""
-
-_CANDIDATES: Final = (
-    f"SELECT o.version, {', '.join(f'o.{f}' for f in _OFFER_FIELDS)}, p.pick FROM current_offers o JOIN ("
-    + " UNION ALL ".join(
-        f"SELECT version, offer_id, '{pick}' AS pick FROM (SELECT DISTINCT ON ({_KIND}) version, offer_id "
-        f"FROM current_offers {_PICK_ONLY.get(pick, '')}ORDER BY {_KIND}, {order}) AS {pick}"
-        for pick, order in _PICKS.items()
-    )
-    + ") AS p ON p.version = o.version AND p.offer_id = o.offer_id ORDER BY o.offer_id, o.version"
-)
-_KIND_COUNTS: Final = (
-    f"SELECT {_KIND}, count(price_per_hour_usd), count(spot_price_per_hour_usd), "
-    "count(reserved_1y_price_per_hour_usd), count(reserved_3y_price_per_hour_usd) "
-    f"FROM current_offers GROUP BY {_KIND}"
-)
-
-
-def _read_candidates(cur: Cursor) -> tuple[CurrentOffer, ...]:
-    """The current offers a request can pick: of the offers of one kind (:data:`_KIND_FIELDS`), which
-    every filter keeps or drops together, the first each consumer takes (:data:`_PICKS`), with how many
-    offers of its kind the plan's picks stand for. ``msgspec.convert`` checks every value (an
-    interconnect is one of the four)."""
-    alike = {tuple(row[:-4]): tuple(int(n) for n in row[-4:]) for row in cur.execute(_KIND_COUNTS).fetchall()}
-    picked: dict[tuple[int, str], tuple[dict[str, Any], set[str]]] = {}
-    for row in cur.execute(_CANDIDATES).fetchall():
-        values = dict(zip(_OFFER_FIELDS, row[1:-1], strict=True))
-        picked.setdefault((int(row[0]), values["offer_id"]), (values, set()))[1].add(row[-1])
-    candidates = []
-    for (version, _), (values, picks) in picked.items():
-        on_demand, spot, reserved_1y, reserved_3y = alike[tuple(values[f] for f in _KIND_FIELDS)]
-        candidates.append(
-            CurrentOffer(
-                offer=msgspec.convert(values, RentalOffer),
-                sheet_version=version,
-                on_demand_alike=on_demand if "on_demand" in picks else 0,
-                spot_alike=spot if "spot" in picks else 0,
-                reserved_1y_alike=reserved_1y if "reserved_1y" in picks else 0,
-                reserved_3y_alike=reserved_3y if "reserved_3y" in picks else 0,
-            )
-        )
-    return tuple(candidates)
-
-
-def _offer_counts(cur: Cursor) -> dict[str, int]:
-    rows = cur.execute("SELECT provider, count(*) FROM current_offers GROUP BY provider").fetchall()
-    return {str(provider): int(count) for provider, count in rows}
-
-
 def _read_sheets(cur: Cursor) -> tuple[SheetInfo, ...]:
     rows = cur.execute(
         "SELECT version, source, kind, fetched_at, content_hash FROM current_sheets ORDER BY version"
@@ -392,39 +303,44 @@ def _read_aliases(cur: Cursor, gpus: dict[str, GpuSpec]) -> tuple[list[AliasRule
     return rules, aliases_by_gpu
 
 
-def read_snapshot(cur: Cursor, generation: int) -> CatalogSnapshot:
-    """Read the whole snapshot with ``cur``, in one read transaction: every part of it (the candidate
-    offers and the counts of their kinds, the sheets and their rows) sees the same committed versions."""
+def read_snapshot(cur: Cursor, generation: int, previous: CatalogSnapshot | None = None) -> CatalogSnapshot:
+    """Read the snapshot with ``cur``, in one read transaction: every part of it (the candidate offers
+    and the counts of their kinds, the sheets and their rows) sees the same committed versions. The
+    rental versions ``previous`` read (still current) are taken from it, not read again."""
     cur.execute(cur.dialect.begin_consistent_read)
     try:
-        return _read_all(cur, generation)
+        return _read_all(cur, generation, previous.rental if previous is not None else None)
     finally:
         cur.execute("ROLLBACK")  # it only read
 
 
-def _read_all(cur: Cursor, generation: int) -> CatalogSnapshot:
+def _read_all(cur: Cursor, generation: int, previous: RentalSupply | None) -> CatalogSnapshot:
     gpus = _read_gpus(cur)
     rules, aliases_by_gpu = _read_aliases(cur, gpus)
     sheets = _read_sheets(cur)
+    known = previous.parts if previous is not None else {}
+    current = read_parts(cur, (s.version for s in sheets if s.kind == "rental"), known)
+    supply = merge_parts(current, previous)
     return CatalogSnapshot(
         generation=generation,
         gpus=gpus,
         alias_rules=rules,
         aliases_by_gpu=aliases_by_gpu,
-        providers=_strings(cur, "SELECT DISTINCT provider FROM current_offers"),
-        regions=_strings(cur, "SELECT DISTINCT region FROM current_offers"),
+        providers=frozenset(supply.offer_counts),
+        regions=supply.regions,
         profile_models=_strings(cur, "SELECT DISTINCT model FROM throughput_profiles"),
         profile_tasks=_strings(cur, "SELECT DISTINCT task FROM throughput_profiles"),
         profile_metrics=_strings(cur, "SELECT DISTINCT metric FROM throughput_profiles"),
         profile_precisions=_strings(cur, "SELECT DISTINCT precision FROM throughput_profiles"),
         profiles=_read_profiles(cur) + _read_measured(cur, "training", MeasuredProfile),
         serving=_read_measured(cur, "serving", ServingProfile) + _read_serving(cur),
-        candidates=_read_candidates(cur),
-        offer_counts=_offer_counts(cur),
+        candidates=supply.candidates,
+        offer_counts=supply.offer_counts,
         sheets=sheets,
         ownership=_read_ownership(cur, sheets),
         provider_costs=_read_provider_costs(cur, sheets),
         mig_slices=slices_of(gpus, read_mig_profiles()),
-        current_offer_count=_count(cur, "SELECT count(*) FROM current_offers"),
+        current_offer_count=supply.count,
         price_sheet_versions=_count(cur, "SELECT count(*) FROM price_sheets"),
+        rental=supply,
     )

@@ -121,7 +121,7 @@ class Store:
         one derived from unchanged inputs is kept, and a serving store warms the rest."""
         with self.cursor() as cur, self._snapshot_lock:
             state = read_catalog_state(cur)  # before the snapshot: a write in between reads as a change
-            snapshot = read_snapshot(cur, next(self._generations))
+            snapshot = read_snapshot(cur, next(self._generations), self._snapshot)
             snapshot.take_over(self._snapshot)
             self._snapshot = snapshot
             self._state = state

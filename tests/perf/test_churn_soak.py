@@ -1,6 +1,7 @@
-"""Churn soak (issue 13, B12): plans from two clients without pause plus a price-sheet upload every
-2 s (each a new version, so a new catalog snapshot) against the real server, for ``GPUPLAN_SOAK_SECONDS`` (default 600); prints the server's RSS at
-the start (after a warm-up round) and at the end. Run with ``make bench`` (or
+"""Churn soak (issue 13, B12; issue 28 D24): plans from two clients without pause plus a price-sheet
+upload every 2 s (each a new version, so a new catalog snapshot) against the real server, on DuckDB and
+on PostgreSQL, for ``GPUPLAN_SOAK_SECONDS`` (default 600); prints the server's RSS curve (a sample
+every tenth of the run) from the start (after a warm-up round) to the end. Run with ``make bench`` (or
 ``GPUPLAN_SOAK_SECONDS=60 .venv/bin/pytest tests/perf/test_churn_soak.py -m perf -s``).
 
 Before the fix (throughput tables of every dead snapshot kept) RSS grew 200 → 486 MB in three minutes;
@@ -20,6 +21,7 @@ import pytest
 
 from tests.perf.conftest import running_server
 from tests.perf.workloads import PLAN_BODIES, SERVING_BODIES
+from tests.pg_cluster import PgCluster
 
 TOKEN = "soak-admin-token-0123456789"
 SOAK_SECONDS = float(os.environ.get("GPUPLAN_SOAK_SECONDS", "600"))
@@ -32,9 +34,16 @@ def _rss_mib(pid: int) -> float:
     raise AssertionError("no VmRSS")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
-    with running_server(tmp_path_factory.mktemp("soak") / "soak.duckdb", GPUPLAN_ADMIN_TOKEN=TOKEN) as found:
+@pytest.fixture(scope="module", params=["duckdb", "postgresql"])
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, int]]:
+    if request.param == "duckdb":
+        db: Path | str = tmp_path_factory.mktemp("soak") / "soak.duckdb"
+    else:
+        cluster: PgCluster = request.getfixturevalue("pg_cluster")
+        db = cluster.fresh_url()
+    with running_server(db, GPUPLAN_ADMIN_TOKEN=TOKEN) as found:
         yield found
 
 
@@ -80,16 +89,19 @@ def test_rss_stays_flat_under_plans_and_uploads(server: tuple[str, int]) -> None
         workers = [threading.Thread(target=planner) for _ in range(2)]
         for worker in workers:
             worker.start()
-        uploads = 0
+        uploads, curve, began = 0, [start], time.monotonic()
         while time.monotonic() < stop:
             _upload(client, 3 + uploads)
             uploads += 1
             time.sleep(2)
+            if time.monotonic() - began >= len(curve) * SOAK_SECONDS / 10:
+                curve.append(_rss_mib(pid))
         for worker in workers:
             worker.join()
         end = _rss_mib(pid)
     print(
         f"\nchurn soak, {SOAK_SECONDS:.0f} s: {uploads} uploads, {plans[0]} plans besides; "
-        f"server RSS {start:.0f} MiB at the start, {end:.0f} MiB at the end ({end / start:.2f}x)"
+        f"server RSS {start:.0f} MiB at the start, {end:.0f} MiB at the end ({end / start:.2f}x); "
+        f"every {SOAK_SECONDS / 10:.0f} s: {' '.join(f'{r:.0f}' for r in [*curve, end])} MiB"
     )
     assert end <= start * 1.5, (start, end)
