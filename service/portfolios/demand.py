@@ -17,7 +17,7 @@ import msgspec
 from pricing import HOURS_PER_MONTH
 from service.buy_vs_rent.schemas import BuyVsRentRequest
 from service.db.store import Store
-from service.errors import InvalidParameter
+from service.errors import InvalidParameter, NotFound
 from service.portfolios.logic import stored_portfolio
 from service.portfolios.schemas import PortfolioOut
 
@@ -48,7 +48,10 @@ def with_portfolio(request: BuyVsRentRequest, store: Store, gpu_id: str) -> BuyV
         raise InvalidParameter(
             "portfolio_id", "give portfolio_id or a demand (utilization, monthly_demand_gpu_hours), not both"
         )
-    out = stored_portfolio(store, request.portfolio_id)
+    try:
+        out = stored_portfolio(store, request.portfolio_id)
+    except NotFound as exc:  # a field of the body that names nothing: the request is invalid, not the URL
+        raise InvalidParameter("portfolio_id", f"no stored portfolio {request.portfolio_id!r}") from exc
     demand = monthly_demand(out, gpu_id)
     if max(demand) < 1:
         used = sorted({g for b in out.buckets for g in b.gpu_hours})

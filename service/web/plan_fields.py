@@ -127,15 +127,16 @@ PLAN_FORM_FIELDS: Final[tuple[FormField, ...]] = (
 _ENGINE: Final = "Model and engine"
 _SERVING_SHARED: Final = {
     "precision": _ENGINE, "kv_cache": _ENGINE, "stack": _ENGINE, "mfu": _ENGINE, "bandwidth_utilization": _ENGINE,
-    "owned_utilization": _C, "gpus": _L, "exclude_gpus": _L, "mig": _L, "interconnect": _L, "ecc": _L, "spot": _L,
+    "owned_utilization": _C, "owned_inventory": _C, "gpus": _L, "exclude_gpus": _L, "mig": _L, "interconnect": _L, "ecc": _L, "spot": _L,
     "reserved": _L, "memory_headroom": _L, "providers": _WH, "regions": _WH, "countries": _WH,
     "exclude_countries": _WH, "cpu_cores_per_gpu": _H, "host_ram_gib_per_gpu": _H, "storage_read_gbps": _H,
     "software_stack": _S, "requires": _S,
 }  # fmt: skip
-SERVING_GROUPS: Final = (_ENGINE, _C, _L, _WH, _H, _S)
+SERVING_GROUPS: Final = (_ENGINE, _M, _C, _L, _WH, _H, _S)
 """The serving form's folded sections, in order (its own fields come first, unfolded)."""
 SERVING_FORM_FIELDS: Final[tuple[FormField, ...]] = (
     *(f._replace(group=_SERVING_SHARED[f.name]) for f in PLAN_FORM_FIELDS if f.name in _SERVING_SHARED),
+    *(f for f in PLAN_FORM_FIELDS if f.group == _M),  # a model of one's own shape, as on the plan form
     _f("quantisation", "Quantised weights to try", "fp8, int8, int4 (comma-separated), beside the precision",
        "list", _ENGINE),
     _f("percentile", "TTFT percentile", "of requests the TTFT target holds for (default 99)", "number", _L,

@@ -41,7 +41,8 @@ def serving_field_of(path: str) -> str:
 def serving_request_of(query: Mapping[str, str]) -> PlanRequest:
     """The serving plan the query describes (``QueryError`` naming the field when it cannot be one)."""
     text = {k: v.strip() for k, v in query.items() if k in SERVING_FIELDS and v.strip()}
-    body: dict[str, object] = {"kind": "serving", "model": {"name": text.get("model", "")}}
+    name = text.get("model", "")  # empty: a model of the user's own shape (its fields below)
+    body: dict[str, object] = {"kind": "serving", "model": {"name": name} if name else {}}
     body.update({k: text[k] for k in _TOP if k in text})
     mix = [
         {"input_tokens": text.get(f"in_{i}", ""), "output_tokens": text.get(f"out_{i}", ""), "share": text.get(f"share_{i}", "")}

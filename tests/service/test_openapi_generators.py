@@ -28,6 +28,7 @@ def test_admin_operations_declare_the_bearer_token(client: TestClient[Any]) -> N
         ("post", "/v1/price-sheets"),
         ("post", "/v1/price-sheets/refresh"),
         ("post", "/v1/profiles"),
+        ("post", "/v1/measurements"),
     }
     for method, path in secured:
         operation = document["paths"][path][method]

@@ -19,7 +19,7 @@ Client = TestClient[Any]
 FLEET = {"model": "Llama-2-7b", "requests_per_s": "5", "in_0": "100", "out_0": "100", "share_0": "1"}
 OWN_FIELDS = {("requests_per_s",), ("hours",), ("acquisition",), ("max_utilization",), ("min_replicas",),
               ("mix_threshold",), ("survive_instance_loss",), ("slo", "ttft_ms"), ("slo", "tpot_ms"),
-              ("constraints", "max_gpus"), ("request_mix",), ("model",)}  # fmt: skip
+              ("constraints", "max_gpus"), ("request_mix",), ("model", "name")}  # fmt: skip
 """The serving page's own inputs (serving_query.py)."""
 JOB_ONLY = {("method",), ("lora_rank",), ("lora_targets",), ("lora_dropout",), ("optimizer",),
             ("optimizer_in_backward",), ("master_weights",), ("offload",), ("attention",), ("recompute",),
