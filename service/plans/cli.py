@@ -114,7 +114,7 @@ def _print_plan(plan: PlanOut) -> None:
                 [
                     (
                         a.rank,
-                        a.gpu,
+                        a.gpu_name or a.gpu,  # the catalog name, as the choice shows it
                         a.gpu_count,
                         a.provider or a.acquisition,
                         "" if a.provider is None else f"{a.region}, {a.country or '?'}",

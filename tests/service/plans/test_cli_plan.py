@@ -38,6 +38,8 @@ def test_plan_prints_a_readable_table(
         "why it lost",
     ):
         assert label in out
+    table = out[out.index("\nalternatives") : out.index("why it lost") + 2000]
+    assert "H100 SXM" in table or "B200" in table  # GPU names, as the choice line shows them
 
 
 def test_plan_json_is_the_api_plan(

@@ -96,6 +96,8 @@ def test_the_price_sheets_page_shows_each_versions_age_and_flags_stale_current_o
     table = page[page.rindex("<thead>") :]
     assert '<th scope="col" class="num">age</th>' in table and " days" in table
     assert "<strong>stale</strong>" in table  # the shipped rental sheet is current and over a year old
+    links = re.findall(r'<a href="(/v1/price-sheets/\d+)"', table)  # each version links to its JSON
+    assert links and all(client.get(link).status_code == 200 for link in links)
 
 
 def test_the_plan_page_shows_what_the_memory_headroom_costs(client: TestClient) -> None:  # type: ignore[type-arg]
