@@ -65,6 +65,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         http=head_limited_h11(settings.request_timeout_s),  # a request head must arrive in time
         timeout_keep_alive=5,  # an idle connection between requests is closed after 5 s
         h11_max_incomplete_event_size=MAX_HEAD_BYTES,
+        ws="none",  # the API has no WebSocket route: no upgrade handling, nothing imported for it
     )
     return 0
 

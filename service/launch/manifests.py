@@ -213,7 +213,8 @@ def _serving(group: LaunchGroup) -> list[dict[str, Any]]:
 
 
 def kubernetes_manifests(groups: list[LaunchGroup], plan_id: str) -> str:
-    """Every group's resources as one multi-document YAML."""
+    """Every group's resources as one YAML document, a ``v1`` ``List`` of them (what ``kubectl get -o
+    yaml`` prints and ``kubectl apply -f`` takes): one mapping, as the API's response schema says."""
     docs = [doc for g in groups for doc in (_training(g) if g.kind == "train" else _serving(g))]
     header = f"# gpuplan plan {plan_id}: apply with kubectl apply -f (a JobSet needs the JobSet controller)\n"
-    return header + _dump(docs)
+    return header + _dump([{"apiVersion": "v1", "kind": "List", "items": docs}])

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Final
+from typing import Annotated, Any, Final
 
 from litestar import Response
 from litestar.di import NamedDependency
 from litestar.handlers import HTTPRouteHandler
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import PathParameter, QueryParameter
 
 from service.launch.export import YAML_MEDIA_TYPE, launch_file
@@ -24,6 +25,15 @@ _API = FeatureRoutes("plans")
     operation_id="launchPlan",
     problems=(404, 422),
     media_type=YAML_MEDIA_TYPE,
+    responses={
+        200: ResponseSpec(
+            data_container=dict[str, Any],
+            media_type=YAML_MEDIA_TYPE,
+            description="One YAML document, a mapping: the SkyPilot task, or a Kubernetes v1 List of the "
+            "resources (kubectl apply -f takes it)",
+            generate_examples=False,
+        )
+    },
 )
 def launch_plan_handler(
     plans: NamedDependency[PlanService],

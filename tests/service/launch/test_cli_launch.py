@@ -24,7 +24,7 @@ def test_launch_prints_the_yaml_of_each_format(
     assert task["num_nodes"] == plan["choice"]["instances"]
     assert task["resources"]["accelerators"].endswith(f":{plan['choice']['gpu_count']}")
     assert main(["plans", "launch", plan["plan_id"], "--format", "kubernetes", "--db", cli_db]) == 0
-    kinds = [doc["kind"] for doc in yaml.safe_load_all(capsys.readouterr().out)]
+    kinds = [doc["kind"] for doc in yaml.safe_load(capsys.readouterr().out)["items"]]
     assert kinds == ["ConfigMap", "Job"]
 
 

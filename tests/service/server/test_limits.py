@@ -35,6 +35,7 @@ def server() -> Iterator[tuple[str, int]]:
         http=head_limited_h11(LIMIT_S),
         timeout_keep_alive=5,
         h11_max_incomplete_event_size=MAX_HEAD_BYTES,
+        ws="none",
         log_level="warning",
         lifespan="on",
     )
