@@ -20,7 +20,7 @@ import math
 from typing import Final
 
 from service.benchmarks.schemas import BenchmarkCandidate, BenchmarkRecipe, CostBand
-from service.benchmarks.value import bench_charge, overlaps, valued
+from service.benchmarks.value import BenchRun, bench_recipe, overlaps, valued
 from service.launch.commands import BenchLine, vllm_bench_line, vllm_serve_line
 from service.plans.fleets import FleetSpec, SolvedFleet
 from service.plans.inputs import PlanInputs
@@ -93,27 +93,14 @@ def _recipe(rtype: ReplicaType, inputs: Inputs, solved: SolvedFleet) -> Benchmar
     lines = _lines(rtype, inputs, setup.gpu.name)
     warmup = sum(line.warmups / line.requests_per_s for line in lines)
     measure = sum(line.prompts / line.requests_per_s for line in lines)
-    charge = bench_charge(supply, 1, supply.gpus_per_unit, (warmup + measure) / 3600, setup.arch.params_b * 2)
-    return BenchmarkRecipe(
-        provider=supply.provider,
-        instance_type=supply.instance_type,
-        region=supply.region,
-        pricing=supply.pricing,
-        instances=1,
-        gpus=supply.gpus_per_unit,
-        setup_minutes=charge.setup_hours * 60,
-        warmup_minutes=warmup / 60,
-        measure_minutes=measure / 60,
-        cost_usd=charge.total_usd,
-        breakdown=charge.breakdown,
-        commands=[
+    return bench_recipe(
+        BenchRun(supply, 1, supply.gpus_per_unit, warmup, measure, setup.arch.params_b * 2),
+        [
             f"{vllm_serve_line(setup.arch, rtype.tp, setup.precision)} &",
             *(vllm_bench_line(setup.arch, line) for line in lines),
         ],
-        rule=(
-            f"one replica; per request size {WARMUPS} warm-up requests, then at least {MIN_PROMPTS} "
-            f"requests and {MEASURE_S / 60:g} min at the planned load (capacity × max_utilization)"
-        ),
+        f"one replica; per request size {WARMUPS} warm-up requests, then at least {MIN_PROMPTS} "
+        f"requests and {MEASURE_S / 60:g} min at the planned load (capacity × max_utilization)",
     )
 
 

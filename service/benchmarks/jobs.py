@@ -15,7 +15,7 @@ import math
 from typing import Final
 
 from service.benchmarks.schemas import BenchmarkCandidate, BenchmarkRecipe, CostBand
-from service.benchmarks.value import bench_charge, overlaps, valued
+from service.benchmarks.value import BenchRun, bench_recipe, overlaps, valued
 from service.launch.commands import TrainSetup, train_commands, train_run, vllm_throughput_line
 from service.launch.targets import CONFIG_FILE
 from service.plans.inputs import PlanInputs
@@ -74,13 +74,6 @@ def _inference_recipe(c: Candidate, inputs: Inputs) -> BenchmarkRecipe:
     unit = c.throughput.unit
     requests_per_s = per_engine / (output if "output_token" in unit else seq_len if "token" in unit else 1)
     prompts = max(MIN_PROMPTS, math.ceil(requests_per_s * MIN_MEASURE_S))
-    charge = bench_charge(
-        c.supply,
-        c.units,
-        c.gpu_count,
-        (_MIN_WARMUP_S + MIN_MEASURE_S) / 3600,
-        inputs.spec.terms.download_gb - inputs.spec.terms.dataset_gb,
-    )
     line = vllm_throughput_line(
         inputs.resolved.arch,
         c.tp,
@@ -89,20 +82,12 @@ def _inference_recipe(c: Candidate, inputs: Inputs) -> BenchmarkRecipe:
         prompts,
         f"gpuplan-{c.supply.gpu_id}-tp{c.tp}.json",
     )
-    return BenchmarkRecipe(
-        provider=c.supply.provider,
-        instance_type=c.supply.instance_type,
-        region=c.supply.region,
-        pricing=c.supply.pricing,
-        instances=c.units,
-        gpus=c.gpu_count,
-        setup_minutes=charge.setup_hours * 60,
-        warmup_minutes=_MIN_WARMUP_S / 60,
-        measure_minutes=MIN_MEASURE_S / 60,
-        cost_usd=charge.total_usd,
-        breakdown=charge.breakdown,
-        commands=["pip install vllm", line],
-        rule=f"one engine of tp {c.tp}: {prompts} prompts, about {MIN_MEASURE_S / 60:g} min at its planned rate "
+    run = BenchRun(c.supply, c.units, c.gpu_count, _MIN_WARMUP_S, MIN_MEASURE_S,
+                   inputs.spec.terms.download_gb - inputs.spec.terms.dataset_gb)  # fmt: skip
+    return bench_recipe(
+        run,
+        ["pip install vllm", line],
+        f"one engine of tp {c.tp}: {prompts} prompts, about {MIN_MEASURE_S / 60:g} min at its planned rate "
         f"(at least {MIN_PROMPTS}), after {_MIN_WARMUP_S / 60:g} min of engine start and warm-up",
     )
 
@@ -123,9 +108,6 @@ def _recipe(c: Candidate, inputs: Inputs) -> BenchmarkRecipe:
             f"{_MIN_WARMUP_S / 60:g} and {MIN_MEASURE_S / 60:g} min)"
         )
     terms = inputs.spec.terms
-    charge = bench_charge(
-        c.supply, c.units, c.gpu_count, (warmup + measure) / 3600, terms.download_gb - terms.dataset_gb
-    )
     nodes, per_node = c.units, c.gpu_count // max(c.units, 1)
     setup = TrainSetup(
         arch=inputs.resolved.arch,
@@ -142,30 +124,13 @@ def _recipe(c: Candidate, inputs: Inputs) -> BenchmarkRecipe:
     )
     install, files = train_commands(setup, CONFIG_FILE)
     run = train_run(setup, CONFIG_FILE, node_rank="$NODE_RANK", head="$HEAD")
-    return BenchmarkRecipe(
-        provider=c.supply.provider,
-        instance_type=c.supply.instance_type,
-        region=c.supply.region,
-        pricing=c.supply.pricing,
-        instances=nodes,
-        gpus=c.gpu_count,
-        setup_minutes=charge.setup_hours * 60,
-        warmup_minutes=warmup / 60,
-        measure_minutes=measure / 60,
-        cost_usd=charge.total_usd,
-        breakdown=charge.breakdown,
-        commands=[
-            *install,
-            *(
-                [f"# on each of the {nodes} nodes: NODE_RANK=0..{nodes - 1}, HEAD=the first node's address"]
-                if nodes > 1
-                else []
-            ),
-            run,
-        ],
+    heads = [f"# on each of the {nodes} nodes: NODE_RANK=0..{nodes - 1}, HEAD=the first node's address"]
+    return bench_recipe(
+        BenchRun(c.supply, nodes, c.gpu_count, warmup, measure, terms.download_gb - terms.dataset_gb),
+        [*install, *(heads if nodes > 1 else []), run],
+        rule,
         config_file=next(iter(files), None),
         config=next(iter(files.values()), None),
-        rule=rule,
     )
 
 

@@ -14,7 +14,7 @@ an hourly-billed offer pays the hour.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import msgspec
 import numpy as np
@@ -22,7 +22,7 @@ import numpy as np
 from service.benchmarks.schemas import BenchmarkCandidate, BenchmarkRecipe, CostBand
 from solver import CHARGE_NAMES, NOTHING_MOVED, Supply, complete_charges
 
-__all__ = ["BenchCharge", "bench_charge", "expected_saving", "overlaps", "valued"]
+__all__ = ["BenchRun", "bench_recipe", "expected_saving", "overlaps", "valued"]
 
 _POINTS: Final = 2001
 """Quadrature points over a cost band."""
@@ -41,31 +41,49 @@ def expected_saving(chosen_usd: float, low: float, expected: float, high: float)
     return float(np.trapezoid(gain * density, x))
 
 
-class BenchCharge:
-    """A benchmark run's charge: hours billed and their cost by part (:data:`solver.CHARGE_NAMES`)."""
+class BenchRun(NamedTuple):
+    """Where and how long one benchmark runs: ``units`` instances of ``supply`` holding ``gpus`` GPUs,
+    each downloading ``download_gb`` (the weights) first, then ``warmup_s`` and ``measure_s``."""
 
-    def __init__(self, total_usd: float, setup_hours: float, breakdown: dict[str, float]) -> None:
-        self.total_usd = total_usd
-        self.setup_hours = setup_hours
-        self.breakdown = breakdown
+    supply: Supply
+    units: int
+    gpus: int
+    warmup_s: float
+    measure_s: float
+    download_gb: float
 
 
-def bench_charge(supply: Supply, units: int, gpus: int, hours: float, download_gb: float) -> BenchCharge:
-    """The complete charge of ``hours`` of benchmarking on ``units`` instances of ``supply`` that each
-    download ``download_gb`` (the weights) first; nothing is kept or sent out, no work is lost."""
-    job = msgspec.structs.replace(NOTHING_MOVED, download_gb=download_gb)
+def bench_recipe(run: BenchRun, commands: list[str], rule: str, **config: str | None) -> BenchmarkRecipe:
+    """The recipe of ``run``, priced at its complete charge (setup, warm-up and measurement, billing
+    increments; nothing is kept or sent out, no work is lost); ``config``: ``config_file`` and ``config``."""
+    supply = run.supply
+    job = msgspec.structs.replace(NOTHING_MOVED, download_gb=run.download_gb)
     charges = complete_charges(
-        np.array([hours]),
-        np.array([float(units)]),
-        np.array([float(gpus)]),
+        np.array([(run.warmup_s + run.measure_s) / 3600]),
+        np.array([float(run.units)]),
+        np.array([float(run.gpus)]),
         np.array([supply.usd_per_unit_hour]),
         np.array([float(supply.billing_increment_s)]),
         [supply.terms],
         np.array([1]),
         job,
     )
-    breakdown = {name: float(charges.parts[name][0]) for name in CHARGE_NAMES}
-    return BenchCharge(float(charges.total_usd[0]), float(charges.setup_hours[0]), breakdown)
+    return BenchmarkRecipe(
+        provider=supply.provider,
+        instance_type=supply.instance_type,
+        region=supply.region,
+        pricing=supply.pricing,
+        instances=run.units,
+        gpus=run.gpus,
+        setup_minutes=float(charges.setup_hours[0]) * 60,
+        warmup_minutes=run.warmup_s / 60,
+        measure_minutes=run.measure_s / 60,
+        cost_usd=float(charges.total_usd[0]),
+        breakdown={name: float(charges.parts[name][0]) for name in CHARGE_NAMES},
+        commands=commands,
+        rule=rule,
+        **config,
+    )
 
 
 def overlaps(band: CostBand, chosen: CostBand) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from service.benchmarks.value import bench_charge, expected_saving
+from service.benchmarks.value import BenchRun, bench_recipe, expected_saving
 from solver import COMPUTE_ONLY_TERMS, Network, Supply
 
 
@@ -43,13 +43,14 @@ def _supply(increment_s: int) -> Supply:
 
 
 def test_ten_minutes_on_an_hourly_billed_offer_pay_the_hour() -> None:
-    charge = bench_charge(_supply(3600), 1, 8, 10 / 60, 0.0)
-    assert charge.breakdown["compute_usd"] == pytest.approx(4.0)
-    assert charge.breakdown["billing_rounding_usd"] == pytest.approx(20.0)
-    assert charge.total_usd == pytest.approx(24.0)
+    recipe = bench_recipe(BenchRun(_supply(3600), 1, 8, 120.0, 480.0, 0.0), ["true"], "ten minutes")
+    assert recipe.breakdown["compute_usd"] == pytest.approx(4.0)
+    assert recipe.breakdown["billing_rounding_usd"] == pytest.approx(20.0)
+    assert recipe.cost_usd == pytest.approx(24.0)
+    assert (recipe.instances, recipe.gpus, recipe.warmup_minutes, recipe.measure_minutes) == (1, 8, 2.0, 8.0)
 
 
 def test_per_second_billing_pays_the_minutes() -> None:
-    charge = bench_charge(_supply(1), 2, 16, 10 / 60, 0.0)
-    assert charge.total_usd == pytest.approx(2 * 24.0 / 6, rel=1e-3)
-    assert sum(charge.breakdown.values()) == pytest.approx(charge.total_usd)
+    recipe = bench_recipe(BenchRun(_supply(1), 2, 16, 0.0, 600.0, 0.0), ["true"], "ten minutes")
+    assert recipe.cost_usd == pytest.approx(2 * 24.0 / 6, rel=1e-3)
+    assert sum(recipe.breakdown.values()) == pytest.approx(recipe.cost_usd)
