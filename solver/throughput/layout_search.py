@@ -361,6 +361,16 @@ def _score(search: _Search, rw: ResolvedWorkload) -> tuple[float, Layout]:
     return layout.global_batch_tokens / step.total, layout
 
 
+def _ceiling(search: _Search, rw: ResolvedWorkload) -> float:
+    """An upper bound on :func:`_score` of ``rw``: its tokens per step over compute and pipeline bubble
+    alone (:func:`~solver.throughput.step.step_time` adds exposed communication to both; ``inf`` where
+    the step has no compute, so it is always rated)."""
+    c = rw.batch_size * search.seq * search.rate(rw) / (rw.tp * rw.cp * rw.pp)
+    floor = rw.gradient_accumulation_steps * c + ((rw.pp - 1) / rw.vpp * c if rw.pp > 1 else 0.0)
+    tokens = rw.global_batch_tokens or 0
+    return tokens / floor if floor > 0 else math.inf
+
+
 def _fitting_micros(search: _Search, rw: ResolvedWorkload) -> tuple[tuple[int, ...], float, int]:
     """The micro-batches of ``rw`` that meet the global batch and fit (ascending; memory grows with
     the micro-batch, so the first that does not fit ends them), that one's need (GiB; inf: none) and,
@@ -386,14 +396,14 @@ def _largest_micro(search: _Search, rw: ResolvedWorkload, best: _Offers, above: 
     leaves fewer to fill the pipeline). Returns the largest that fitted (0: none)."""
     micros, need, edge = search.cache.get("micros", search.fit_key(rw), lambda: _fitting_micros(search, rw))
     search.smallest_need = min(search.smallest_need, need)
-    fitting = [laid for laid in (_with_micro(search, rw, micro) for micro in micros) if laid is not None]
-    for laid in fitting[-2:] if rw.pp > 1 else fitting[-1:]:
-        if laid.batch_size > above:
+    offered = [m for m in (micros[-2:] if rw.pp > 1 else micros[-1:]) if m > above]  # each met the batch
+    for laid in (_with_micro(search, rw, micro) for micro in offered):
+        if laid is not None:
             best.offer(search, laid)
     at_edge = _with_micro(search, rw, edge) if edge > above else None
     if at_edge is not None:
         best.edges.append(at_edge)
-    return fitting[-1].batch_size if fitting else 0
+    return micros[-1] if micros else 0
 
 
 def _shape(search: _Search, count: int, shape: tuple[int, int, int, int], best: _Offers) -> tuple[bool, bool]:
@@ -475,17 +485,22 @@ def _edge(
 def _fastest(
     search: _Search, offers: tuple[ResolvedWorkload, ...], *, count_unpriced: bool = True
 ) -> LayoutChoice | None:
-    """The fastest of ``offers`` by the step model, with its memory estimate (None: none can run)."""
-    best: tuple[float, Layout, ResolvedWorkload] | None = None
-    for rw in offers:
-        score, layout = _score(search, rw)
+    """The fastest of ``offers`` by the step model, with its memory estimate (None: none can run); the
+    first in ``offers``' order on a tie. Offers are rated in the order of their compute-and-bubble
+    bound (:func:`_ceiling`), and rating stops once no bound left can beat (or tie) the best found."""
+    ceilings = [_ceiling(search, rw) for rw in offers]
+    best: tuple[float, int, Layout, ResolvedWorkload] | None = None
+    for i in sorted(range(len(offers)), key=lambda j: -ceilings[j]):
+        if best is not None and ceilings[i] < best[0]:
+            break  # the rest are bounded below the best: rating them changes nothing
+        score, layout = _score(search, offers[i])
         if score <= 0:
             search.unpriced += count_unpriced
-        elif best is None or score > best[0]:
-            best = (score, layout, rw)
+        elif best is None or score > best[0] or (score == best[0] and i < best[1]):
+            best = (score, i, layout, offers[i])
     if best is None:
         return None
-    score, layout, rw = best
+    score, _, layout, rw = best
     memory = search.cache.get("estimates", (search.key, layout), lambda: estimate_memory(rw))
     return LayoutChoice(workload=rw, layout=layout, memory=memory, score=score)
 

@@ -13,6 +13,7 @@ from service.db.seed_files import read_seed_catalog
 from solver.catalog.gpus import GpuSpec
 from solver.memory.peak import estimate_memory
 from solver.spec.workload import ResolvedWorkload, Workload, resolve_workload
+from solver.throughput import layout_search
 from solver.throughput.calibration import ProfileIndex
 from solver.throughput.estimate import class_seconds_per_unit, default_topology
 from solver.throughput.global_batch import MIN_BATCH_SHARE
@@ -215,3 +216,31 @@ def test_the_optimized_stack_still_uses_model_parallelism_where_it_pays() -> Non
     found = _search(job, "h100-sxm", 64)
     assert isinstance(found, LayoutChoice)
     assert found.layout.tp * found.layout.pp * found.layout.cp > 1
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    model=st.sampled_from(MODELS),
+    gpu_id=st.sampled_from(GPUS),
+    count=st.sampled_from([8, 16, 64, 256]),
+    seq=st.sampled_from([2048, 8192]),
+)
+def test_rating_in_bound_order_picks_what_rating_every_layout_picks(
+    model: str, gpu_id: str, count: int, seq: int
+) -> None:
+    """The search stops rating once no layout's compute-and-bubble bound can beat the best: the choice
+    is the first layout of the highest score among all offered, as rating every one of them gives."""
+    job = _job(model={"name": model}, seq_len=seq)
+    index, gpus = _catalog()
+    gpu = gpus[gpu_id]
+    topology = default_topology(gpu, count, "nvswitch" if gpu.nvlink_domain > 1 else "pcie")
+    search = layout_search._Search(job, gpu, topology, index, LayoutCache(), 0.0, frozenset())
+    offers = layout_search._enumerate(search, count).offers
+    scores = [layout_search._score(search, rw)[0] for rw in offers]
+    assert all(layout_search._ceiling(search, rw) >= s for rw, s in zip(offers, scores, strict=True))
+    found = layout_search._fastest(search, offers)
+    if max(scores, default=0.0) <= 0:
+        assert found is None
+        return
+    assert found is not None and found.score == max(scores)
+    assert found.workload == offers[scores.index(max(scores))]
