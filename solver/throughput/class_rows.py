@@ -48,6 +48,7 @@ __all__ = [
     "fit_row",
     "offline_parts",
     "precision_key",
+    "stated_node_gbps",
     "traffic_key",
     "uncosted_parts",
 ]
@@ -91,6 +92,14 @@ def traffic_key(work_class: str) -> str:
 
 _CHECKPOINTING = re.compile(r"activation checkpoint(?:ing)?[ =:]*(?:true|yes)\b", re.IGNORECASE)
 _FULL_SHARD = re.compile(r"\bFULL_SHARD\b|\bzero-?3\b", re.IGNORECASE)
+
+
+def stated_node_gbps(notes: str) -> float | None:
+    """The network bandwidth per node (Gbit/s) the row's source states (``node_gbps=`` in its notes:
+    the PyTorch FSDP blog's 400 and 800 Gbit/s clusters, MosaicML's 1600 Gbit/s RoCE, Selene's 8 × 200
+    Gbit/s HDR InfiniBand), ``None`` where it states none."""
+    stated = notes_fields(notes).get("node_gbps", "")
+    return float(stated) if stated.replace(".", "", 1).isdigit() and float(stated) > 0 else None
 
 
 def row_recompute(notes: str) -> str:
@@ -159,7 +168,7 @@ def _row_scaling(obs: Observation, gpu: GpuSpec, parts: Parts, prior: ClassModel
         gpu,
         obs.interconnect,
         per_node,
-        network_gbps=gbps * per_node,
+        network_gbps=stated_node_gbps(obs.profile.notes) or gbps * per_node,
         network_efficiency=share,
         network_latency_s=latency,
         network_label=obs.network or "multinode",
