@@ -103,11 +103,16 @@ def stated_node_gbps(notes: str) -> float | None:
 
 
 def row_recompute(notes: str) -> str:
-    """``full`` when the row's run recomputed activations (its notes say so), else ``none``."""
+    """How much of the forward the row's run recomputed, as its notes say: a ``recompute=`` key,
+    "activation checkpointing True" or llmq's ``--recompute-block`` (the whole transformer block
+    recomputed: ``full``); else ``none`` (llmq's per-part flags, ``--recompute-att``, ``-ffn``, are
+    not read: which matmuls they repeat is not stated)."""
     stated = notes_fields(notes).get("recompute")
     if stated in ("none", "selective", "full"):
         return stated
-    return "full" if _CHECKPOINTING.search(notes) else "none"
+    if _CHECKPOINTING.search(notes) or "--recompute-block" in notes:
+        return "full"
+    return "none"
 
 
 def _training_parts(obs: Observation, hw: Hardware, precision: PrecisionClass) -> tuple[Parts, str | None]:
