@@ -48,6 +48,7 @@ __all__ = [
     "fit_row",
     "offline_parts",
     "precision_key",
+    "stated_node_gbps",
     "traffic_key",
     "uncosted_parts",
 ]
@@ -93,12 +94,25 @@ _CHECKPOINTING = re.compile(r"activation checkpoint(?:ing)?[ =:]*(?:true|yes)\b"
 _FULL_SHARD = re.compile(r"\bFULL_SHARD\b|\bzero-?3\b", re.IGNORECASE)
 
 
+def stated_node_gbps(notes: str) -> float | None:
+    """The network bandwidth per node (Gbit/s) the row's source states (``node_gbps=`` in its notes:
+    the PyTorch FSDP blog's 400 and 800 Gbit/s clusters, MosaicML's 1600 Gbit/s RoCE, Selene's 8 × 200
+    Gbit/s HDR InfiniBand), ``None`` where it states none."""
+    stated = notes_fields(notes).get("node_gbps", "")
+    return float(stated) if stated.replace(".", "", 1).isdigit() and float(stated) > 0 else None
+
+
 def row_recompute(notes: str) -> str:
-    """``full`` when the row's run recomputed activations (its notes say so), else ``none``."""
+    """How much of the forward the row's run recomputed, as its notes say: a ``recompute=`` key,
+    "activation checkpointing True" or llmq's ``--recompute-block`` (the whole transformer block
+    recomputed: ``full``); else ``none`` (llmq's per-part flags, ``--recompute-att``, ``-ffn``, are
+    not read: which matmuls they repeat is not stated)."""
     stated = notes_fields(notes).get("recompute")
     if stated in ("none", "selective", "full"):
         return stated
-    return "full" if _CHECKPOINTING.search(notes) else "none"
+    if _CHECKPOINTING.search(notes) or "--recompute-block" in notes:
+        return "full"
+    return "none"
 
 
 def _training_parts(obs: Observation, hw: Hardware, precision: PrecisionClass) -> tuple[Parts, str | None]:
@@ -159,7 +173,7 @@ def _row_scaling(obs: Observation, gpu: GpuSpec, parts: Parts, prior: ClassModel
         gpu,
         obs.interconnect,
         per_node,
-        network_gbps=gbps * per_node,
+        network_gbps=stated_node_gbps(obs.profile.notes) or gbps * per_node,
         network_efficiency=share,
         network_latency_s=latency,
         network_label=obs.network or "multinode",

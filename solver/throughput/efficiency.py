@@ -13,8 +13,10 @@ seconds, where the parts ``a … e`` come from the work and the hardware alone a
   recomputation and half of one with selective; QLoRA's NF4 dequantisation divides by :data:`~solver.throughput.workcost.QLORA_DEQUANT_EFFICIENCY`.
 - ``w/h``: GEMMs of a model of width ``h`` run below the large-shape MAMF (tile and wave quantisation,
   more launches per FLOP); ``w`` is calibrated on how MFU grows with model width.
-- ``b``: attention-core FLOPs (``2·c·L·d·T`` per pass, ``c = 1`` causal) ÷ the 16-bit achievable rate ×
-  :data:`ATTENTION_EFFICIENCY`: FlashAttention-style kernels, 16-bit even in FP8 training; ``λ``
+- ``b``: attention-core FLOPs (``2·c·L·d·T`` per pass, ``c = 1`` causal; a training backward runs
+  :data:`ATTENTION_BACKWARD_PASSES` passes of it, the score matrix recomputed) ÷ the GPU's fused-attention rate
+  (:meth:`~solver.throughput.hardware.Hardware.attention_tflops`): FlashAttention-style kernels, 16-bit
+  even in FP8 training; ``λ``
   (calibrated on how throughput falls with sequence length) says how far the measured stacks' attention
   kernels fall behind that.
 - ``E``: the **class efficiency** (share of the achievable matmul speed a whole step keeps: launches,
@@ -43,10 +45,11 @@ from typing import Final, NamedTuple
 
 from solver.catalog.models import ModelArch, active_params
 from solver.catalog.precisions import PrecisionClass
-from solver.throughput.hardware import Hardware
+from solver.throughput.hardware import ATTENTION_EFFICIENCY, Hardware
 from solver.throughput.workcost import BYTES_PER_PARAM, QLORA_DEQUANT_EFFICIENCY, RECOMPUTE_PASSES
 
 __all__ = [
+    "ATTENTION_BACKWARD_PASSES",
     "ATTENTION_EFFICIENCY",
     "BANDWIDTH_EFFICIENCY",
     "Parts",
@@ -60,16 +63,20 @@ __all__ = [
     "with_micro_batches",
 ]
 
-ATTENTION_EFFICIENCY: Final = 0.7
-"""FlashAttention-2 reaches 50–73 % of A100 peak forward+backward (Dao 2023, §4.1) against 87 % for
-large GEMMs; FlashAttention-3 75 % of H100 BF16 peak (Shah et al. 2024) against 80 %: ~0.7–0.9 of GEMM
-speed, 0.7 taken."""
-
 BANDWIDTH_EFFICIENCY: Final = 0.85
 """Share of the quoted memory bandwidth streaming kernels reach (copy kernels measure 85–92 % of it on
 A100/H100-class parts)."""
 
 _TRAIN_PASSES: Final[dict[str, float]] = {"full": 3.0, "lora": 2.0, "qlora": 2.0}
+
+ATTENTION_BACKWARD_PASSES: Final = 2.5
+"""Forward passes' worth of attention-core matmuls a fused (FlashAttention-style) backward runs: five
+``T×T×d`` matmuls (the score matrix recomputed, then dV, dP, dQ, dK) against the forward's two (Shah et
+al. 2024, FlashAttention-3, §4.1: "we multiply the forward pass FLOPs by 2.5 (since there are 2 matmuls
+in the forward pass and 5 matmuls in the backward pass, due to recomputation)"; llm-foundry's benchmark
+README adds the same recompute to its HFU). The core has no weights, so a LoRA backward runs all five
+too. Model FLOPs (MFU's numerator) keep the 3-pass convention (:func:`training_terms` with
+``kernel=False``)."""
 
 
 class WorkTerms(NamedTuple):
@@ -137,14 +144,20 @@ def _per_pass(arch: ModelArch, tokens: int) -> WorkTerms:
     return WorkTerms(linear, attention, float(arch.layers * widths), float(arch.hidden_size))
 
 
-def training_terms(arch: ModelArch, seq_len: int, method: str, recompute: str) -> WorkTerms:
-    """Terms of one training token of a transformer (see the module docstring)."""
-    passes = _TRAIN_PASSES[method] + RECOMPUTE_PASSES.get(recompute, 0.0)
+def training_terms(
+    arch: ModelArch, seq_len: int, method: str, recompute: str, *, kernel: bool = True
+) -> WorkTerms:
+    """Terms of one training token of a transformer (see the module docstring): the work the kernels
+    run (attention's backward at :data:`ATTENTION_BACKWARD_PASSES`), or with ``kernel=False`` the model
+    FLOPs of the usual convention (attention counted as the linear layers are)."""
+    recomputed = RECOMPUTE_PASSES.get(recompute, 0.0)
+    passes = _TRAIN_PASSES[method] + recomputed
+    attention_passes = 1.0 + ATTENTION_BACKWARD_PASSES + recomputed if kernel else passes
     one = _per_pass(arch, max(seq_len, 1))
     dequant = 1.0 / QLORA_DEQUANT_EFFICIENCY if method == "qlora" else 1.0
     return WorkTerms(
         one.linear_flops * passes * dequant,
-        one.attention_flops * passes,
+        one.attention_flops * attention_passes,
         one.traffic_elements * passes,
         one.width,
     )
@@ -179,7 +192,7 @@ def compute_parts(terms: WorkTerms, hardware: Hardware, precision: PrecisionClas
     """
     attention_precision: PrecisionClass = "fp32" if precision == "fp32" else "bf16"
     matmul = hardware.achievable_tflops(precision) * 1e12
-    attention = hardware.achievable_tflops(attention_precision) * 1e12 * ATTENTION_EFFICIENCY
+    attention = hardware.attention_tflops(attention_precision) * 1e12
     bandwidth = hardware.bandwidth_tbps * 1e12 * BANDWIDTH_EFFICIENCY
     memory = 2.0 * terms.traffic_elements / bandwidth if bandwidth > 0 else 0.0
     a = terms.linear_flops / matmul

@@ -52,7 +52,6 @@ from solver.throughput.class_rows import (
     uncosted_parts,
 )
 from solver.throughput.efficiency import (
-    ATTENTION_EFFICIENCY,
     BANDWIDTH_EFFICIENCY,
     Parts,
     compute_parts,
@@ -367,7 +366,9 @@ def _unit(
         group = class_group(work_class)
         if arch.is_transformer:
             terms = training_terms(arch, seq, workload.method, workload.recompute)
-            model = training_terms(arch, seq, "full" if workload.method == "full" else "lora", "none")
+            model = training_terms(
+                arch, seq, "full" if workload.method == "full" else "lora", "none", kernel=False
+            )
             per_unit = seq if query.work.metric == "sequences_per_s" else 1
             parts = with_micro_batches(
                 compute_parts(terms, hw, precision), workload.batch_size, seq, arch.layers
@@ -418,10 +419,7 @@ def _unit(
 def _flops(parts: Parts, hw: Hardware, precision: PrecisionClass) -> float:
     """FLOPs per unit behind ``parts`` (matmuls at the job's precision, attention in 16 bit)."""
     attention: PrecisionClass = "fp32" if precision == "fp32" else "bf16"
-    return (
-        parts.a * hw.achievable_tflops(precision) * 1e12
-        + parts.b * hw.achievable_tflops(attention) * 1e12 * ATTENTION_EFFICIENCY
-    )
+    return parts.a * hw.achievable_tflops(precision) * 1e12 + parts.b * hw.attention_tflops(attention) * 1e12
 
 
 class _PerGpu(msgspec.Struct, frozen=True, kw_only=True):

@@ -46,6 +46,8 @@ from solver.catalog.mig import SliceSpec
 from solver.catalog.precisions import PrecisionClass, class_formats
 
 __all__ = [
+    "ATTENTION_EFFICIENCY",
+    "ATTENTION_MEASURED",
     "GENERATION_MAMF",
     "MAMF_MEASURED",
     "PRECISION_MULTIPLIER",
@@ -96,6 +98,21 @@ GENERATION_MAMF: Final[dict[str, float]] = {
 Hopper, CDNA3), Hopper's value for Blackwell and Ada (no published MAMF in the cited table), and
 Volta/Turing at Hopper's level; generations without tensor cores take :data:`_OLDER_GENERATION_MAMF`."""
 
+ATTENTION_EFFICIENCY: Final = 0.7
+"""Share of a GPU's large-GEMM speed (MAMF) its fused attention kernel keeps, forward and backward, where
+no measurement says otherwise: FlashAttention-2 reaches 50–73 % of A100 peak (Dao 2023, §4.1) against
+87 % for large GEMMs; FlashAttention-3 75 % of H100 BF16 peak (Shah et al. 2024) against 80 %: ~0.7–0.9
+of GEMM speed, 0.7 taken."""
+
+ATTENTION_MEASURED: Final[dict[str, float]] = {"h100-sxm": 0.35}
+"""Measured share of the dense 16-bit peak the attention kernel that general PyTorch stacks run reaches,
+by catalog GPU id. H100 SXM: FlashAttention-2 (the kernel of ``flash_attn`` 2.x and of PyTorch SDPA's
+flash backend) issues Ampere-style ``mma.sync`` without Hopper's asynchronous WGMMA and TMA and reaches
+"only 35% utilization on the H100 GPU" (Shah et al. 2024, FlashAttention-3, abstract; their Fig. 5:
+335 TFLOPS forward at 16k tokens, causal, head dimension 128, against 989 peak), where GEMMs reach
+80 %. Other Hopper parts (same SMs) keep H100's ratio to their own MAMF; Hopper-native kernels (FA3,
+cuDNN) run faster, which the calibrated attention factor λ absorbs where rows show it."""
+_HOPPER_ATTENTION_TO_MAMF: Final = ATTENTION_MEASURED["h100-sxm"] / MAMF_MEASURED["h100-sxm"][0]
 _OLDER_GENERATION_MAMF: Final = 0.75
 _FP8_TO_BF16_MAMF: Final = 0.709 / 0.803
 """FP8 MAMF share relative to BF16 when only BF16 was measured (H100 SXM: 70.9 % against 80.3 %)."""
@@ -114,6 +131,8 @@ class Hardware(msgspec.Struct, frozen=True, kw_only=True):
     multipliers: dict[PrecisionClass, float]
     matmul_efficiency: float
     fp8_matmul_efficiency: float
+    attention_efficiency: float
+    """Share of the dense 16-bit peak the fused attention kernel reaches (:data:`ATTENTION_MEASURED`)."""
     power_factor: float
     bandwidth_tbps: float
     memory_gib: float
@@ -131,6 +150,10 @@ class Hardware(msgspec.Struct, frozen=True, kw_only=True):
         """Peak × the MAMF share at that precision × the power factor: the realistic GEMM ceiling."""
         share = self.fp8_matmul_efficiency if precision in ("fp8", "fp4", "int8") else self.matmul_efficiency
         return self.peak_tflops(precision) * share * self.power_factor
+
+    def attention_tflops(self, precision: PrecisionClass) -> float:
+        """The fused attention kernel's rate at ``precision`` (16-bit, or TF32 for fp32 work)."""
+        return self.peak_tflops(precision) * self.attention_efficiency * self.power_factor
 
 
 def _peak_per_bandwidth(gpus: list[GpuSpec]) -> list[float]:
@@ -195,6 +218,9 @@ def _hardware(gpu: GpuSpec, catalog: tuple[tuple[str, GpuSpec], ...]) -> Hardwar
         fp8 = mamf * _FP8_TO_BF16_MAMF
         basis = f"MAMF {mamf:.1%} assumed for {generation}"
     power, power_text = _power_factor(gpu, others)
+    attention = ATTENTION_MEASURED.get(gpu.gpu_id)
+    if attention is None:
+        attention = mamf * (_HOPPER_ATTENTION_TO_MAMF if generation == "hopper" else ATTENTION_EFFICIENCY)
     sixteen = next((f for f in ("bf16", "fp16") if f in gpu.precisions), "16-bit")
     peak_text = f"{sixteen} peak {bf16:.0f} TFLOPS" + (" (proxied from memory bandwidth)" if proxied else "")
     return Hardware(
@@ -206,6 +232,7 @@ def _hardware(gpu: GpuSpec, catalog: tuple[tuple[str, GpuSpec], ...]) -> Hardwar
         multipliers=multipliers,
         matmul_efficiency=mamf,
         fp8_matmul_efficiency=fp8,
+        attention_efficiency=attention,
         power_factor=power,
         bandwidth_tbps=gpu.memory_bandwidth_tbps or 0.0,
         memory_gib=gpu.memory_gib,

@@ -3,7 +3,8 @@
 :func:`run_workload` puts a training row as a workload with what its source states held (tensor,
 pipeline, virtual and context parallel sizes, micro-batch and global batch from the ``notes`` keys,
 checkpointing, FSDP full sharding), :func:`run_topology` its nodes (8 GPUs, 72 for GB200/GB300 racks)
-and network (the one it names, 400 Gbit/s per GPU), and :func:`predict_run` what the API would answer
+and network (the one it names; the bandwidth per node its source states, ``node_gbps``, else
+400 Gbit/s per GPU), and :func:`predict_run` what the API would answer
 for it: the layout search over what the row leaves out, then the estimate (with the efficiency-at-scale
 term it is given). :func:`scale_term` fits that term (:mod:`solver.throughput.at_scale`) on the at-scale
 runs of the allowed sources, without the rows to exclude (remembered per index).
@@ -22,7 +23,7 @@ from solver.errors import SolverError
 from solver.spec.workload import Workload, resolve_workload
 from solver.throughput.at_scale import AT_SCALE_GPUS, ScalePoint, ScaleTerm, fit_scale_term, in_scale_sources
 from solver.throughput.calibration import IndexMemo, ProfileIndex
-from solver.throughput.class_rows import row_recompute
+from solver.throughput.class_rows import row_recompute, stated_node_gbps
 from solver.throughput.estimate import ThroughputEstimate, Topology, estimate_throughput
 from solver.throughput.layout_search import LayoutCache, LayoutFailure, search_layout
 from solver.throughput.observations import Observation
@@ -47,7 +48,8 @@ def run_topology(obs: Observation) -> Topology:
     per_node = 72 if obs.profile.gpu_id.startswith(("gb200", "gb300")) else 8
     per_instance = count if not obs.multinode else min(count, per_node)
     kind = obs.network if obs.network in _NETWORKS else "infiniband"
-    network = Network(network_class=kind, gbps=400.0 * per_instance, derived=False, rule="the row's cluster")  # type: ignore[arg-type]
+    gbps = stated_node_gbps(obs.profile.notes) or 400.0 * per_instance
+    network = Network(network_class=kind, gbps=gbps, derived=False, rule="the row's cluster")  # type: ignore[arg-type]
     return Topology(gpus_per_instance=per_instance, interconnect=obs.interconnect, network=network)
 
 
