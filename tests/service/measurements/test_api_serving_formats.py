@@ -131,3 +131,10 @@ REFUSED_UPLOADS = [
     ("guidellm", GUIDELLM, {k: v for k, v in MOCK_PARAMS.items() if k != "gpu"}, "gpu"),
 ]
 """Uploads answered 422 naming ``field``: ``(format, body, params, field)``."""
+
+
+def test_the_upload_page_offers_the_new_formats_and_the_engine(admin: Client) -> None:
+    html = admin.get("/measurements").text
+    for fmt in ("sglang_bench", "aiperf", "guidellm"):
+        assert f'<option value="{fmt}">{fmt}</option>' in html
+    assert 'id="upload-engine"' in html
