@@ -8,13 +8,24 @@ what the file states wins over them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import msgspec
 
 from pricing.errors import MeasurementError
 
-__all__ = ["MeasuredRun", "RunKind", "UploadFacts", "require", "stated_peak", "training_run"]
+__all__ = [
+    "MeasuredRun",
+    "RunKind",
+    "UploadFacts",
+    "number",
+    "require",
+    "serving_run",
+    "stated_peak",
+    "training_run",
+    "whole",
+]
 
 RunKind = Literal["serving", "training"]
 
@@ -31,6 +42,8 @@ class UploadFacts(msgspec.Struct, frozen=True, kw_only=True):
     batch_size: int | None = None
     precision: str | None = None
     engine_version: str | None = None
+    engine: str | None = None
+    """Serving: the engine behind the benchmarked endpoint, where the tool does not know it (AIPerf, GuideLLM)."""
     task: str | None = None
     """Training: ``train`` (pretraining) or ``fine_tune``; each format has its default."""
     method: str | None = None
@@ -118,5 +131,70 @@ def training_run(
             "gpu": require(stated["gpu"], "gpu", "the GPU"),
             "seq_len": require(stated["seq_len"], "seq_len", "the sequence length"),
             "peak_memory_gib": measured.get("peak_memory_gib") or stated_peak(facts),
+        },
+    )
+
+
+def number(data: Mapping[str, Any], key: str) -> float | None:
+    """``data[key]`` where it is a JSON number (not a boolean), else ``None``."""
+    value = data.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def whole(data: Mapping[str, Any], key: str) -> int | None:
+    """``data[key]`` where it is a whole number (or a string of digits, as ``--metadata`` writes), else ``None``."""
+    value = data.get(key)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+_PER_REPLICA = ("requests_per_s", "output_tokens_per_s", "total_tokens_per_s")
+
+
+def serving_run(
+    facts: UploadFacts,
+    *,
+    tool: str,
+    engine: str,
+    completed: int,
+    input_tokens: float | None,
+    output_tokens: float | None,
+    **measured: Any,
+) -> MeasuredRun:
+    """One replica's serving run of ``tool``: ``completed`` requests of ``input_tokens`` / ``output_tokens``
+    in all; what the file measured (``measured``: ``requests_per_s`` ... over the whole run, and where the
+    file states them ``model``, ``gpu``, ``gpu_count`` (over all replicas), ``tp``, ``replicas``,
+    ``engine_version``), the rest from the upload. The upload's ``model`` wins over the file's (a served
+    name may be a local path); the throughputs are divided among the replicas (the file's, else the
+    upload's, else one), and without a stated ``tp`` each replica has ``gpu_count / replicas`` GPUs."""
+    if completed <= 0:
+        raise MeasurementError("file", "the run completed no request")
+    stated = {name: value for name, value in measured.items() if value is not None}
+    replicas = int(stated.pop("replicas", None) or facts.replicas or 1)
+    count = stated.pop("gpu_count", None)  # the GPUs the file saw, over all replicas
+    if count and not (stated.get("tp") or facts.tp):
+        if count % replicas:
+            raise MeasurementError("replicas", f"{replicas} replicas do not divide the {count} GPUs")
+        stated["tp"] = count // replicas
+    for name in _PER_REPLICA:
+        if name in stated:
+            stated[name] = stated[name] / replicas
+    return MeasuredRun(
+        kind="serving",
+        tool=tool,
+        engine=engine,
+        precision=facts.precision or "bf16",
+        input_tokens=input_tokens / completed if input_tokens is not None else None,
+        output_tokens=output_tokens / completed if output_tokens is not None else None,
+        **{
+            "engine_version": facts.engine_version,
+            **stated,
+            "model": require(facts.model or stated.get("model"), "model", "the model"),
+            "gpu": require(stated.get("gpu") or facts.gpu, "gpu", "the GPU"),
+            "tp": (tp := require(stated.get("tp") or facts.tp, "tp", "the tensor-parallel degree")),
+            "gpu_count": tp,
         },
     )

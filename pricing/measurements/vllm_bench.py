@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from pricing.errors import MeasurementError
-from pricing.measurements.runs import MeasuredRun, UploadFacts, require
+from pricing.measurements.runs import MeasuredRun, UploadFacts, number, require, whole
 from pricing.sheets import MAX_JSON_DEPTH, json_depth_exceeds
 
 __all__ = ["parse_vllm_bench", "read_json_objects"]
@@ -49,13 +49,13 @@ def read_json_objects(body: bytes, tool: str) -> list[dict[str, Any]]:
         objects = document if isinstance(document, list) else [document]
     except json.JSONDecodeError:
         objects = []
-        for number, line in enumerate(text.splitlines(), start=1):
+        for line_no, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
             try:
                 objects.append(json.loads(line))
             except json.JSONDecodeError as exc:
-                reason = f"not a {tool} result: line {number} is not JSON ({exc.msg} at column {exc.colno})"
+                reason = f"not a {tool} result: line {line_no} is not JSON ({exc.msg} at column {exc.colno})"
                 raise MeasurementError("file", reason) from None
     if not objects or not all(isinstance(o, dict) for o in objects):
         raise MeasurementError("file", f"not a {tool} result: expected a JSON object")
@@ -72,24 +72,10 @@ def _gpu(data: Mapping[str, Any], facts: UploadFacts) -> tuple[str, int | None]:
     return text.replace("_", " ").strip(), facts.gpu_count
 
 
-def _number(data: Mapping[str, Any], key: str) -> float | None:
-    value = data.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
-
-
-def _whole(data: Mapping[str, Any], key: str) -> int | None:
-    value = data.get(key)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _layout(data: Mapping[str, Any], facts: UploadFacts, count: int | None) -> tuple[int, int]:
     """(tp, replicas) of the run."""
     replicas = facts.replicas or 1
-    tp = _whole(data, "tensor_parallel_size") or _whole(data, "tp") or facts.tp
+    tp = whole(data, "tensor_parallel_size") or whole(data, "tp") or facts.tp
     if tp is None and count is not None:
         if count % replicas:
             raise MeasurementError("replicas", f"{replicas} replicas do not divide the {count} GPUs")
@@ -101,19 +87,19 @@ def _run(data: Mapping[str, Any], facts: UploadFacts) -> MeasuredRun:
     missing = [key for key in _REQUIRED if key not in data]
     if missing:
         raise MeasurementError("file", f"not a vllm bench serve result: no {', '.join(map(repr, missing))}")
-    completed = _whole(data, "completed")
+    completed = whole(data, "completed")
     if not completed:
         raise MeasurementError("file", "the run completed no request ('completed' is 0)")
     gpu, count = _gpu(data, facts)
     tp, replicas = _layout(data, facts, count)
     rate = data.get("request_rate")
-    inputs, outputs = _number(data, "total_input_tokens"), _number(data, "total_output_tokens")
+    inputs, outputs = number(data, "total_input_tokens"), number(data, "total_output_tokens")
     requests, output_tokens, total_tokens = (
         value / replicas if value is not None else None
         for value in (
-            _number(data, "request_throughput"),
-            _number(data, "output_throughput"),
-            _number(data, "total_token_throughput"),
+            number(data, "request_throughput"),
+            number(data, "output_throughput"),
+            number(data, "total_token_throughput"),
         )
     )
     return MeasuredRun(
@@ -129,11 +115,11 @@ def _run(data: Mapping[str, Any], facts: UploadFacts) -> MeasuredRun:
         input_tokens=inputs / completed if inputs is not None else None,
         output_tokens=outputs / completed if outputs is not None else None,
         request_rate=float(rate) if isinstance(rate, int | float) else None,
-        max_concurrency=_whole(data, "max_concurrency"),
-        ttft_p50_ms=_number(data, "median_ttft_ms"),
-        ttft_p99_ms=_number(data, "p99_ttft_ms"),
-        tpot_p50_ms=_number(data, "median_tpot_ms"),
-        tpot_p99_ms=_number(data, "p99_tpot_ms"),
+        max_concurrency=whole(data, "max_concurrency"),
+        ttft_p50_ms=number(data, "median_ttft_ms"),
+        ttft_p99_ms=number(data, "p99_ttft_ms"),
+        tpot_p50_ms=number(data, "median_tpot_ms"),
+        tpot_p99_ms=number(data, "p99_tpot_ms"),
         requests_per_s=requests,
         output_tokens_per_s=output_tokens,
         total_tokens_per_s=total_tokens,

@@ -58,14 +58,19 @@ async def import_measurements_handler(
     batch_size: _Count = None,
     precision: Annotated[str | None, QueryParameter(max_length=32)] = None,
     engine_version: Annotated[str | None, QueryParameter(max_length=64)] = None,
+    engine: Annotated[
+        str | None, QueryParameter(description="serving: the engine behind the endpoint", max_length=64)
+    ] = None,
     task: Annotated[Literal["train", "fine_tune"] | None, QueryParameter()] = None,
     method: Annotated[Literal["full", "lora", "qlora"] | None, QueryParameter()] = None,
     max_memory_allocated_gib: _Gib = None,
     max_memory_reserved_gib: _Gib = None,
 ) -> Response[MeasurementUploadReport]:
     """Import a tool's result file as the new version of `source`: `vllm_bench` (`vllm bench serve
-    --save-result` JSON), `torchtitan_log`, `megatron_log` (Megatron-LM / NeMo), `hf_trainer`
-    (`trainer_state.json` or `all_results.json`). The parameters give what the file does not state; a fact
+    --save-result` JSON), `sglang_bench` (`python -m sglang.bench_serving --output-file` JSON Lines),
+    `aiperf` (AIPerf's `profile_export_aiperf.json`), `guidellm` (GuideLLM's `benchmarks.json`),
+    `torchtitan_log`, `megatron_log` (Megatron-LM / NeMo), `hf_trainer` (`trainer_state.json` or
+    `all_results.json`). The parameters give what the file does not state; a fact
     neither gives, or a file not of the format, is a 422 naming the field, and nothing is stored. 201 with
     the runs and the catalog rows they became. Needs `Authorization: Bearer <admin token>`."""
     name = validate_source_name(source)
@@ -79,6 +84,7 @@ async def import_measurements_handler(
         batch_size=batch_size,
         precision=precision,
         engine_version=engine_version,
+        engine=engine,
         task=task,
         method=method,
         max_memory_allocated_gib=max_memory_allocated_gib,

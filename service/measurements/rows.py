@@ -34,10 +34,13 @@ def serving_row(run: MeasuredRun, *, row_id: int, model: str, gpu_id: str, sourc
     input_lo, input_hi = _edges(run.input_tokens)
     output_lo, output_hi = _edges(run.output_tokens)
     kept = [
-        f"ttft<={run.ttft_p99_ms:.0f}ms" if run.ttft_p99_ms is not None else "",
-        f"tpot<={run.tpot_p99_ms:.1f}ms" if run.tpot_p99_ms is not None else "",
+        *([f"ttft<={run.ttft_p99_ms:.0f}ms"] if run.ttft_p99_ms is not None else []),
+        *([f"tpot<={run.tpot_p99_ms:.1f}ms"] if run.tpot_p99_ms is not None else []),
     ]
-    rate = "inf" if run.request_rate is None else f"{run.request_rate:g} req/s"
+    load = f"request rate {'inf' if run.request_rate is None else f'{run.request_rate:g} req/s'}"
+    if run.request_rate is None and run.max_concurrency is not None:
+        load = f"concurrency {run.max_concurrency}"  # a closed-loop run (AIPerf, GuideLLM concurrent)
+    slo = f"measured p99 {' '.join(kept)} at {load}" if kept else f"measured at {load}"
     return ServingProfile(
         serving_id=row_id,
         model=model,
@@ -48,7 +51,7 @@ def serving_row(run: MeasuredRun, *, row_id: int, model: str, gpu_id: str, sourc
         output_len_lo_excl=output_lo,
         output_len_hi_incl=output_hi,
         max_requests_per_s=run.requests_per_s,
-        slo=f"measured p99 {' '.join(k for k in kept if k)} at request rate {rate}".replace("  ", " "),
+        slo=slo,
         hourly_cost_usd=None,
         in_grid=True,
         source=source,

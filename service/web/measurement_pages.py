@@ -26,6 +26,7 @@ _FACTS: Final = (
     ("seq_len", "Sequence length", "training", "number"),
     ("batch_size", "Micro-batch", "training, per GPU", "number"),
     ("precision", "Precision", "default bf16", "text"),
+    ("engine", "Engine", "serving: behind an AIPerf or GuideLLM endpoint", "text"),
     ("task", "Task", "training: train or fine_tune", "text"),
     ("method", "Method", "training: full, lora or qlora", "text"),
     (

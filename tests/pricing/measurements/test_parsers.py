@@ -9,6 +9,7 @@ import msgspec
 import pytest
 
 from pricing import MeasurementError, UploadFacts, parse_measurements
+from tests.pricing.measurements.test_serving_formats import REFUSED
 
 FIXTURES = Path(__file__).parent / "fixtures"
 VLLM = (FIXTURES / "vllm_bench_llama32_3b_4xl40s_inf.json").read_bytes()
@@ -143,6 +144,7 @@ def test_the_trainers_all_results_summary_is_read_the_same_way() -> None:
         ("hf_trainer", VLLM, TRAINER_FACTS, "file", "not a Hugging Face Trainer result"),
         ("hf_trainer", TRAINER, msgspec.structs.replace(TRAINER_FACTS, gpu=None), "gpu", "the GPU"),
         ("hf_trainer", TRAINER, msgspec.structs.replace(TRAINER_FACTS, seq_len=None), "seq_len", "sequence"),
+        *REFUSED,
     ],
 )
 def test_a_file_that_cannot_be_used_names_the_field(

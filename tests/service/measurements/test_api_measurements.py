@@ -10,6 +10,7 @@ import pytest
 from litestar.testing import TestClient
 
 from tests.service.admin import AUTH
+from tests.service.measurements.test_api_serving_formats import REFUSED_UPLOADS
 
 Client = TestClient[Any]
 FIXTURES = Path(__file__).parents[2] / "pricing" / "measurements" / "fixtures"
@@ -152,6 +153,7 @@ def test_a_trainer_state_is_stored_as_a_fine_tuning_throughput_row(admin: Client
         ("hf_trainer", TRAINER[:3000], TRAINER_PARAMS, "file"),
         ("hf_trainer", VLLM, TRAINER_PARAMS, "file"),
         ("hf_trainer", TRAINER, {k: v for k, v in TRAINER_PARAMS.items() if k != "gpu"}, "gpu"),
+        *REFUSED_UPLOADS,
     ],
 )
 def test_a_file_that_cannot_be_used_is_a_422_naming_the_field_and_stores_nothing(
