@@ -9,6 +9,7 @@ from solver.portfolio.model import (
     BucketUse,
     BuyOption,
     CapScope,
+    DroppedJob,
     InfeasibleJob,
     InfeasiblePortfolio,
     JobOption,
@@ -21,6 +22,7 @@ from solver.portfolio.model import (
     ServingBucket,
     ServingDemand,
     ServingOption,
+    Stage,
 )
 from solver.portfolio.options import PER_GROUP, TOP_K, job_options
 from solver.portfolio.solve import plan_portfolio
@@ -33,6 +35,7 @@ __all__ = [
     "BucketUse",
     "BuyOption",
     "CapScope",
+    "DroppedJob",
     "InfeasibleJob",
     "InfeasiblePortfolio",
     "JobOption",
@@ -45,6 +48,7 @@ __all__ = [
     "ServingBucket",
     "ServingDemand",
     "ServingOption",
+    "Stage",
     "job_options",
     "plan_portfolio",
 ]

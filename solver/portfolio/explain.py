@@ -89,8 +89,8 @@ class Usage:
                 self.spend[t] += buy.usd_per_unit * s.bought.get(buy.gpu_id, 0) / p.buckets
 
     def add(self, option: JobOption, place: Placement) -> None:
-        for t, share in zip(place.held, place.shares, strict=True):
-            self.spend[t] += option.cost_usd * share
+        for t, usd in zip(place.held, place.usd(option), strict=True):
+            self.spend[t] += usd
             if option.acquisition == "own":
                 self.owned[(option.gpu_id, t)] += option.gpu_count
             for c, cap in enumerate(self.problem.caps):
@@ -100,7 +100,7 @@ class Usage:
         """The constraint that keeps ``option`` at ``place`` from fitting beside the rest, or ``None``."""
         p = self.problem
         budgets = [*p.budgets, *([None] * p.buckets)]
-        for t, share in zip(place.held, place.shares, strict=True):
+        for t, usd in zip(place.held, place.usd(option), strict=True):
             if option.acquisition == "own":
                 have, busy = self.have.get(option.gpu_id, 0), self.owned[(option.gpu_id, t)]
                 if busy + option.gpu_count > have:
@@ -115,7 +115,7 @@ class Usage:
                         kind="availability", name=f"{cap.scope}:{cap.key}", bucket=t, detail=detail
                     )
             budget = budgets[t]
-            if budget is not None and self.spend[t] + option.cost_usd * share > budget + _TIGHT:
+            if budget is not None and self.spend[t] + usd > budget + _TIGHT:
                 detail = f"budget of bucket {t} (${budget:,.2f})"
                 return BindingConstraint(kind="budget", name="budget", bucket=t, detail=detail)
         return None
@@ -127,13 +127,14 @@ def why_dearer(s: Solution, j: int, chosen: Placement) -> tuple[str, BindingCons
     p = s.built.problem
     job = p.jobs[j]
     best = cheapest(p, j)
-    if best is None or job.options[chosen.option].cost_usd <= job.options[best.option].cost_usd + _TIGHT:
+    paid = chosen.cost(job.options[chosen.option])
+    if best is None or paid <= job.options[best.option].cost_usd + _TIGHT:
         return "", None
     target = job.options[best.option]
     usage = Usage(s, skip=j)
     reasons = [usage.blocker(target, place) for place in placements(p, j) if place.option == best.option]
     blocked = next((r for r in reasons if r is not None), None)
-    extra = job.options[chosen.option].cost_usd - target.cost_usd
+    extra = paid - target.cost_usd
     what = f"its cheapest option ({target.option_id}) would save ${extra:,.2f}"
     if blocked is None:
         return f"{what}; the whole portfolio costs less this way", None
