@@ -187,6 +187,8 @@ def _job(i: int, job: JobIn, ctx: _Context) -> PortfolioJob:
         earliest_start_hour=start,
         deadline_hour=deadline,
         priority=job.priority,
+        splittable=job.splittable,
+        restart_hours=job.restart_hours,
     )
 
 
@@ -368,6 +370,7 @@ def build_problem(
         caps=[*_caps(request, snapshot), *_published_caps(ctx)],
         budgets=_budgets(request, horizon.buckets),
         time_limit_s=request.time_limit_s,
+        on_infeasible=request.on_infeasible,
     )
     return problem, horizon, rules
 
