@@ -24,7 +24,7 @@ from solver.portfolio.model import (
     ServingOption,
     Stage,
 )
-from solver.portfolio.options import PER_GROUP, TOP_K, job_options
+from solver.portfolio.options import PER_GROUP, TOP_K, OptionPool, job_options
 from solver.portfolio.solve import plan_portfolio
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "InfeasiblePortfolio",
     "JobOption",
     "JobSchedule",
+    "OptionPool",
     "OwnedPool",
     "PortfolioJob",
     "PortfolioProblem",
