@@ -112,7 +112,9 @@ def _buy(result: PortfolioResult, problem: PortfolioProblem, rules: dict[str, st
     ]
 
 
-def _solver(result: PortfolioResult, problem: PortfolioProblem, total_ms: float) -> SolverOut:
+def _solver(
+    result: PortfolioResult, problem: PortfolioProblem, options_ms: float, total_ms: float
+) -> SolverOut:
     return SolverOut(
         backend=result.backend,
         status=result.status,
@@ -122,6 +124,7 @@ def _solver(result: PortfolioResult, problem: PortfolioProblem, total_ms: float)
         variables=result.variables,
         constraints=result.constraints,
         options_per_job=max((len(j.options) for j in problem.jobs), default=0),
+        options_ms=options_ms,
         build_ms=result.build_ms,
         solve_ms=result.solve_ms,
         total_ms=total_ms,
@@ -136,6 +139,7 @@ def render(
     horizon: Horizon,
     rules: dict[str, str],
     started: float,
+    options_ms: float,
 ) -> PortfolioOut:
     """The API view of a solved portfolio."""
     return PortfolioOut(
@@ -165,7 +169,7 @@ def render(
             ConstraintOut(kind=b.kind, name=b.name, bucket=b.bucket, detail=b.detail) for b in result.binding
         ],
         dropped=[DroppedOut(job=d.job, priority=d.priority, reason=d.reason) for d in result.dropped],
-        solver=_solver(result, problem, (time.perf_counter() - started) * 1000),
+        solver=_solver(result, problem, options_ms, (time.perf_counter() - started) * 1000),
     )
 
 
@@ -180,8 +184,9 @@ class PortfolioService:
         """Plan ``request`` without storing it."""
         started = time.perf_counter()
         problem, horizon, rules = build_problem(request, self.plans, self.store.snapshot)
+        options_ms = (time.perf_counter() - started) * 1000
         result = plan_portfolio(problem)
-        return render(request, problem, result, horizon, rules, started)
+        return render(request, problem, result, horizon, rules, started, options_ms)
 
     def create(self, request: PortfolioRequest) -> PortfolioOut:
         """Plan ``request`` and store it (nothing is stored when it fails)."""

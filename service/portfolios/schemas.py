@@ -229,6 +229,10 @@ class SolverOut(msgspec.Struct, frozen=True, kw_only=True):
     variables: int
     constraints: int
     options_per_job: int
+    options_ms: float
+    """Time to turn the request into the MILP: the job planner's enumeration of each distinct job body
+    and the serving types (fast once the plan cache holds the models' layouts and engine runs), then
+    the pruning to each job's options."""
     build_ms: float
     solve_ms: float
     total_ms: float
