@@ -91,8 +91,10 @@ def _buckets(out: PortfolioOut) -> str:
 
 
 def _print(out: PortfolioOut) -> None:
+    jobs = f"{len(out.jobs)} job{'' if len(out.jobs) == 1 else 's'}"
+    left = f" ({len(out.dropped)} left out)" if out.dropped else ""
     print(
-        f"portfolio {out.portfolio_id}: {len(out.jobs)} jobs, {out.horizon.buckets} {out.horizon.bucket}s from {out.horizon.start}"
+        f"portfolio {out.portfolio_id}: {jobs}{left}, {out.horizon.buckets} {out.horizon.bucket}s from {out.horizon.start}"
     )
     print(_schedule(out))
     print()
@@ -102,7 +104,7 @@ def _print(out: PortfolioOut) -> None:
             f"\nbuy {buy.units} unit(s) = {buy.gpus} x {buy.gpu} ({money(buy.usd)} over the horizon): {buy.rule}"
         )
     for d in out.dropped:
-        print(f"left out: {d.job}: {d.reason}")
+        print(f"left out: {d.job} (priority {d.priority}): {d.reason}")
     for b in out.binding:
         print(
             f"binding: {b.kind} {b.name}"

@@ -116,9 +116,7 @@ def _why_left_out(s: Solution, j: int) -> DroppedJob:
         pl, b = first
         what = f"its cheapest option ({job.options[pl.option].option_id}) from bucket {pl.bucket} is blocked: {b.detail}"
     return DroppedJob(
-        job=job.name,
-        priority=job.priority,
-        reason=f"left out so that jobs of more total priority fit (priority {job.priority}); {what}",
+        job=job.name, priority=job.priority, reason=f"jobs of more total priority come first; {what}"
     )
 
 
@@ -153,7 +151,7 @@ def plan_portfolio(problem: PortfolioProblem) -> PortfolioResult:
     if problem.on_infeasible == "drop_lowest_priority":
         late = [deadline_fix(problem, j) for j in stuck]
         left = [
-            DroppedJob(job=f.job, priority=problem.jobs[j].priority, reason=f"left out: {f.reason}")
+            DroppedJob(job=f.job, priority=problem.jobs[j].priority, reason=f.reason)
             for j, f in zip(stuck, late, strict=True)
         ]
         kept = [job for j, job in enumerate(problem.jobs) if j not in stuck]

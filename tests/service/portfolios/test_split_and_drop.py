@@ -74,6 +74,10 @@ def test_dropping_keeps_the_highest_priority_run_and_says_why_the_others_are_lef
     refused = client.post("/v1/portfolios", json={**body, "on_infeasible": "explain"})
     assert refused.status_code == 422
     assert {j["job"] for j in refused.json()["jobs"]} == {"ablation-a", "ablation-b", "release-run"}
+    assert all(
+        j["fixes"][0]["detail"] == "16 more h100-sxm GPUs in bucket 0 (own or buy)"
+        for j in refused.json()["jobs"]
+    )
     out = _create(client, body)
     assert [j["job"] for j in out["jobs"]] == ["release-run"]
     assert [(d["job"], d["priority"]) for d in out["dropped"]] == [("ablation-a", 0), ("ablation-b", 1)]
@@ -81,7 +85,7 @@ def test_dropping_keeps_the_highest_priority_run_and_says_why_the_others_are_lef
     assert out["total_usd"] == pytest.approx(out["jobs"][0]["cost_usd"])
     text = client.get(f"/v1/portfolios/{out['portfolio_id']}/schedule.csv").text
     dropped = [r for r in csv.DictReader(io.StringIO(text)) if r["row"] == "dropped"]
-    assert [r["name"] for r in dropped] == ["ablation-a", "ablation-b"] and "left out" in dropped[0]["note"]
+    assert [r["name"] for r in dropped] == ["ablation-a", "ablation-b"] and "is blocked" in dropped[0]["note"]
 
 
 def test_the_cli_prints_the_stages_and_the_jobs_left_out(
@@ -93,7 +97,7 @@ def test_the_cli_prints_the_stages_and_the_jobs_left_out(
     assert re.search(r"stage 2/2 +2027-01-07T00:00 +2027-01-07T\d\d:\d\d +\d+% of the work", out)
     assert main(["--db", cli_db, "portfolio", str(_EXAMPLES / "crowded.json")]) == 0
     out = capsys.readouterr().out
-    assert "left out: ablation-a: left out so that jobs of more total priority fit (priority 0)" in out
+    assert "left out: ablation-a (priority 0): jobs of more total priority come first; its cheapest" in out
 
 
 def test_the_stored_page_draws_each_stage_and_lists_the_jobs_left_out(
