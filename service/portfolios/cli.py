@@ -48,8 +48,9 @@ def _schedule(out: PortfolioOut) -> str:
         rows.append((j.job, j.start[:16], j.end[:16], f"{j.gpu_count} x {j.gpu}", j.source, j.provider or "owned",
                      money(j.cost_usd), j.why))  # fmt: skip
         rows.extend(
-            (f"stage {k + 1}/{len(j.stages)}", st.start[:16], st.end[:16], f"{st.share:.0%} of the work", "", "",
-             money(st.cost_usd), f"bucket {st.bucket}, {st.hours:,.1f} h busy")
+            (f"stage {k + 1}/{len(j.stages)}", st.start[:16], st.end[:16], f"{j.gpu_count} x {j.gpu}", j.source,
+             j.provider or "owned", money(st.cost_usd),
+             f"bucket {st.bucket}: {st.share:.0%} of the work, {st.hours:,.1f} h busy")
             for k, st in enumerate(j.stages if j.split else [])
         )  # fmt: skip
     return tabulate(

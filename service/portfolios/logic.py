@@ -38,6 +38,8 @@ def _stages(s: JobSchedule, horizon: Horizon) -> list[StageOut]:
     return [
         StageOut(
             bucket=st.bucket,
+            gpu=s.option.gpu_id,
+            gpu_count=s.option.gpu_count,
             start=horizon.at(st.start_hour),
             end=horizon.at(st.end_hour),
             start_hour=st.start_hour,

@@ -135,9 +135,12 @@ class PortfolioRequest(msgspec.Struct, forbid_unknown_fields=True, kw_only=True)
 
 
 class StageOut(msgspec.Struct, frozen=True, kw_only=True):
-    """A stretch of a job's run: one for a run without a break, one per bucket of a split run."""
+    """A stretch of a job's run: one for a run without a break, one per bucket of a split run (every
+    stage on the job's GPUs)."""
 
     bucket: int
+    gpu: str
+    gpu_count: int
     start: str
     end: str
     start_hour: float

@@ -147,10 +147,10 @@ def why_dearer(s: Solution, j: int, chosen: Placement) -> tuple[str, BindingCons
     return f"{what} but is blocked: {blocked.detail}", forced
 
 
-def _deadline_binding(problem: PortfolioProblem) -> list[BindingConstraint]:
+def _deadline_binding(problem: PortfolioProblem, placed: set[int]) -> list[BindingConstraint]:
     found = []
     for j, job in enumerate(problem.jobs):
-        if job.deadline_hour is None:
+        if job.deadline_hour is None or j not in placed:
             continue
         free = PortfolioJob(name=job.name, options=job.options, earliest_start_hour=job.earliest_start_hour)
         loose = msgspec.structs.replace(problem, jobs=[free])
@@ -205,7 +205,7 @@ def binding(s: Solution) -> list[BindingConstraint]:
                     kind="budget", name="budget", bucket=t, detail=f"${usage.spend[t]:,.2f} of ${budget:,.2f}"
                 )
             )
-    return [*found, *_deadline_binding(p)]
+    return [*found, *_deadline_binding(p, set(s.placed))]
 
 
 def deadline_fix(problem: PortfolioProblem, j: int) -> InfeasibleJob:

@@ -53,6 +53,7 @@ def test_a_job_that_cannot_fit_whole_around_the_owned_gpus_runs_split_on_them_ch
     assert split["source"] == "own" and split["split"]
     assert [s["bucket"] for s in split["stages"]] == [0, 3]
     assert sum(s["share"] for s in split["stages"]) == pytest.approx(1.0)
+    assert all((s["gpu"], s["gpu_count"]) == ("h100-sxm", 8) for s in split["stages"])
     assert split["stages"][0]["end_hour"] == pytest.approx(24.0)  # day 0 filled, the rest on day 3
     assert sum(s["cost_usd"] for s in split["stages"]) == pytest.approx(split["cost_usd"])
     assert split["cost_usd"] < whole["pretrain-50b"]["cost_usd"]
@@ -93,8 +94,13 @@ def test_the_cli_prints_the_stages_and_the_jobs_left_out(
 ) -> None:
     assert main(["--db", cli_db, "portfolio", str(_EXAMPLES / "split.json")]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"stage 1/2 +2027-01-04T00:00 +2027-01-05T00:00 +\d+% of the work", out)
-    assert re.search(r"stage 2/2 +2027-01-07T00:00 +2027-01-07T\d\d:\d\d +\d+% of the work", out)
+    assert re.search(
+        r"stage 1/2 +2027-01-04T00:00 +2027-01-05T00:00 +8 x h100-sxm +own +owned +\$[\d.]+ +bucket 0: \d+% of the work",
+        out,
+    )
+    assert re.search(
+        r"stage 2/2 +2027-01-07T00:00 +2027-01-07T\d\d:\d\d +8 x h100-sxm .* bucket 3: \d+% of the work", out
+    )
     assert main(["--db", cli_db, "portfolio", str(_EXAMPLES / "crowded.json")]) == 0
     out = capsys.readouterr().out
     assert "left out: ablation-a (priority 0): jobs of more total priority come first; its cheapest" in out
