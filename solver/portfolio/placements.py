@@ -14,6 +14,8 @@ from solver.portfolio.model import JobOption, PortfolioJob, PortfolioProblem, St
 __all__ = ["Placement", "Room", "end_limit", "placements", "rooms", "staged", "stages", "start_hour"]
 
 _EPS = 1e-9
+_SHARE = 1e-6
+"""The least share of a split job's work that makes a stage (below: solver noise, left out of the answer)."""
 
 
 class Placement(msgspec.Struct, frozen=True, kw_only=True):
@@ -129,7 +131,7 @@ def staged(problem: PortfolioProblem, j: int, o: int, work: dict[int, float]) ->
     job = problem.jobs[j]
     span = job.options[o].span_hours
     at = {room.bucket: room.start for room in rooms(problem, j)}
-    buckets = sorted(t for t, w in work.items() if w > _EPS)
+    buckets = sorted(t for t, w in work.items() if w > _SHARE)
     total = sum(work[t] for t in buckets)
     shares = [work[t] / total for t in buckets]
     return Placement(
