@@ -176,6 +176,8 @@ def _job(i: int, job: JobIn, ctx: _Context) -> PortfolioJob:
     deadline = ctx.horizon.hours(job.deadline, f"{prefix}.deadline", end_of_day=True)
     if deadline is not None and deadline <= start:
         raise InvalidParameter(f"{prefix}.deadline", "is not after earliest_start")
+    if job.restart_hours > 0 and not job.splittable:
+        raise InvalidParameter(f"{prefix}.restart_hours", "applies only to a job that is splittable")
     end = ctx.horizon.buckets * ctx.horizon.bucket_hours if deadline is None else deadline
     options = pool.pick(max_span_hours=end - start, top_k=ctx.top_k) or pool.pick(top_k=1, per_group=1)
     if not options:

@@ -28,8 +28,8 @@ def _example(name: str) -> dict[str, Any]:
 
 
 def _whole(body: dict[str, Any]) -> dict[str, Any]:
-    """The same portfolio with no job allowed to split."""
-    return {**body, "jobs": [{**j, "splittable": False} for j in body["jobs"]]}
+    """The same portfolio with no job allowed to split (so no restarts)."""
+    return {**body, "jobs": [{**j, "splittable": False, "restart_hours": 0.0} for j in body["jobs"]]}
 
 
 def _create(client: Client, body: dict[str, Any]) -> Any:
@@ -121,3 +121,12 @@ def test_the_stored_page_draws_each_stage_and_lists_the_jobs_left_out(
     )
     page = client.get(saved.headers["location"]).text
     assert "Left out" in page and "ablation-b (priority 1)" in page
+
+
+def test_restart_hours_without_splittable_is_a_400_naming_the_field(client: Client) -> None:
+    body = _example("split.json")
+    body["jobs"][1]["splittable"] = False
+    response = client.post("/v1/portfolios", json=body)
+    assert response.status_code == 400
+    assert "jobs[1].restart_hours" in response.text and "splittable" in response.text
+    assert client.post("/v1/portfolios", json={**body, "jobs": [body["jobs"][0]]}).status_code == 201
