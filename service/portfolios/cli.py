@@ -43,19 +43,16 @@ def _via_server(server: ApiClient, request: PortfolioRequest) -> PortfolioOut:
 
 
 def _schedule(out: PortfolioOut) -> str:
-    rows = [
-        (
-            j.job,
-            j.start[:16],
-            j.end[:16],
-            f"{j.gpu_count} x {j.gpu}",
-            j.source,
-            j.provider or "owned",
-            money(j.cost_usd),
-            j.why,
-        )
-        for j in out.jobs
-    ]
+    rows: list[tuple[str, ...]] = []
+    for j in out.jobs:
+        rows.append((j.job, j.start[:16], j.end[:16], f"{j.gpu_count} x {j.gpu}", j.source, j.provider or "owned",
+                     money(j.cost_usd), j.why))  # fmt: skip
+        rows.extend(
+            (f"stage {k + 1}/{len(j.stages)}", st.start[:16], st.end[:16], f"{j.gpu_count} x {j.gpu}", j.source,
+             j.provider or "owned", money(st.cost_usd),
+             f"bucket {st.bucket}: {st.share:.0%} of the work, {st.hours:,.1f} h busy")
+            for k, st in enumerate(j.stages if j.split else [])
+        )  # fmt: skip
     return tabulate(
         rows, headers=["job", "start", "end", "GPUs", "source", "from", "cost", "why not the cheapest alone"]
     )
@@ -95,8 +92,10 @@ def _buckets(out: PortfolioOut) -> str:
 
 
 def _print(out: PortfolioOut) -> None:
+    jobs = f"{len(out.jobs)} job{'' if len(out.jobs) == 1 else 's'}"
+    left = f" ({len(out.dropped)} left out)" if out.dropped else ""
     print(
-        f"portfolio {out.portfolio_id}: {len(out.jobs)} jobs, {out.horizon.buckets} {out.horizon.bucket}s from {out.horizon.start}"
+        f"portfolio {out.portfolio_id}: {jobs}{left}, {out.horizon.buckets} {out.horizon.bucket}s from {out.horizon.start}"
     )
     print(_schedule(out))
     print()
@@ -105,6 +104,8 @@ def _print(out: PortfolioOut) -> None:
         print(
             f"\nbuy {buy.units} unit(s) = {buy.gpus} x {buy.gpu} ({money(buy.usd)} over the horizon): {buy.rule}"
         )
+    for d in out.dropped:
+        print(f"left out: {d.job} (priority {d.priority}): {d.reason}")
     for b in out.binding:
         print(
             f"binding: {b.kind} {b.name}"

@@ -42,6 +42,7 @@ from solver import (
     InvalidWorkload,
     JobPlanRequest,
     NoFeasiblePlan,
+    OptionPool,
     OwnedPool,
     PortfolioJob,
     PortfolioProblem,
@@ -50,7 +51,6 @@ from solver import (
     ServingOption,
     ServingPlan,
     Supply,
-    job_options,
 )
 
 __all__ = ["BUCKET_HOURS", "Horizon", "build_problem", "owned_at_marginal", "ownership_inputs"]
@@ -169,16 +169,17 @@ def _job(i: int, job: JobIn, ctx: _Context) -> PortfolioJob:
     plan = _acquiring(job.plan, ctx)
     with _field(f"{prefix}.plan"):
         try:
-            candidates = _candidates(plan, ctx)
+            pool = _pool(plan, ctx)
         except NoFeasiblePlan as exc:
             raise _no_options(job.name, str(exc)) from exc
     start = ctx.horizon.hours(job.earliest_start, f"{prefix}.earliest_start", end_of_day=False) or 0.0
     deadline = ctx.horizon.hours(job.deadline, f"{prefix}.deadline", end_of_day=True)
     if deadline is not None and deadline <= start:
         raise InvalidParameter(f"{prefix}.deadline", "is not after earliest_start")
+    if job.restart_hours > 0 and not job.splittable:
+        raise InvalidParameter(f"{prefix}.restart_hours", "applies only to a job that is splittable")
     end = ctx.horizon.buckets * ctx.horizon.bucket_hours if deadline is None else deadline
-    found = [o for o in job_options(candidates, ctx.rates, top_k=1, per_group=1)]
-    options = job_options(candidates, ctx.rates, max_span_hours=end - start, top_k=ctx.top_k) or found
+    options = pool.pick(max_span_hours=end - start, top_k=ctx.top_k) or pool.pick(top_k=1, per_group=1)
     if not options:
         raise _no_options(job.name, "no GPU configuration that is rented, owned or may be bought can run it")
     return PortfolioJob(
@@ -187,16 +188,20 @@ def _job(i: int, job: JobIn, ctx: _Context) -> PortfolioJob:
         earliest_start_hour=start,
         deadline_hour=deadline,
         priority=job.priority,
+        splittable=job.splittable,
+        restart_hours=job.restart_hours,
     )
 
 
-def _candidates(plan: JobPlanRequest, ctx: _Context) -> list[Candidate]:
-    """The job's candidates, enumerated once per distinct plan body in a portfolio (jobs often repeat one)."""
+def _pool(plan: JobPlanRequest, ctx: _Context) -> OptionPool:
+    """The job's candidates, enumerated (and grouped for picking options) once per distinct plan body in
+    a portfolio: jobs often repeat one with another window or priority."""
     key = msgspec.json.encode(plan)
     if key not in ctx.enumerated:
         _inputs, enumeration = ctx.plans.job_candidates(plan, ctx.snapshot, owned_at_marginal(ctx.rates))
         ctx.enumerated[key] = enumeration.candidates
-    return ctx.enumerated[key]
+        ctx.pools[key] = OptionPool(enumeration.candidates, ctx.rates)
+    return ctx.pools[key]
 
 
 def owned_at_marginal(rates: dict[str, float]) -> Callable[[SupplySet], SupplySet]:
@@ -336,6 +341,7 @@ class _Context(msgspec.Struct, frozen=True, kw_only=True):
     rates: dict[str, float]
     top_k: int
     enumerated: dict[bytes, list[Candidate]] = {}
+    pools: dict[bytes, OptionPool] = {}
 
 
 def build_problem(
@@ -356,7 +362,13 @@ def build_problem(
     buy, rules = _buy(request, snapshot, horizon)
     rates = {o.gpu_id: o.usd_per_gpu_hour for o in buy} | {p.gpu_id: p.usd_per_gpu_hour for p in owned}
     ctx = _Context(
-        plans=plans, snapshot=snapshot, horizon=horizon, rates=rates, top_k=request.top_k, enumerated={}
+        plans=plans,
+        snapshot=snapshot,
+        horizon=horizon,
+        rates=rates,
+        top_k=request.top_k,
+        enumerated={},
+        pools={},
     )
     problem = PortfolioProblem(
         bucket_hours=horizon.bucket_hours,
@@ -368,6 +380,7 @@ def build_problem(
         caps=[*_caps(request, snapshot), *_published_caps(ctx)],
         budgets=_budgets(request, horizon.buckets),
         time_limit_s=request.time_limit_s,
+        on_infeasible=request.on_infeasible,
     )
     return problem, horizon, rules
 

@@ -21,15 +21,35 @@ from service.portfolios.schemas import (
     BucketOut,
     BuyOut,
     ConstraintOut,
+    DroppedOut,
     JobOut,
     PortfolioOut,
     PortfolioRequest,
     ServingOut,
     SolverOut,
+    StageOut,
 )
-from solver import PortfolioProblem, PortfolioResult, plan_portfolio
+from solver import JobSchedule, PortfolioProblem, PortfolioResult, plan_portfolio
 
 __all__ = ["PortfolioService", "schedule_csv", "stored_portfolio"]
+
+
+def _stages(s: JobSchedule, horizon: Horizon) -> list[StageOut]:
+    return [
+        StageOut(
+            bucket=st.bucket,
+            gpu=s.option.gpu_id,
+            gpu_count=s.option.gpu_count,
+            start=horizon.at(st.start_hour),
+            end=horizon.at(st.end_hour),
+            start_hour=st.start_hour,
+            end_hour=st.end_hour,
+            share=st.share,
+            hours=st.hours,
+            cost_usd=st.cost_usd,
+        )
+        for st in s.stages
+    ]
 
 
 def _jobs(result: PortfolioResult, horizon: Horizon) -> list[JobOut]:
@@ -53,6 +73,8 @@ def _jobs(result: PortfolioResult, horizon: Horizon) -> list[JobOut]:
             cost_usd=s.cost_usd,
             cheapest_alone_usd=s.cheapest_alone_usd,
             why=s.why,
+            split=len(s.stages) > 1 or s.stages[0].share < 1.0,
+            stages=_stages(s, horizon),
         )
         for s in result.schedules
     ]
@@ -92,7 +114,9 @@ def _buy(result: PortfolioResult, problem: PortfolioProblem, rules: dict[str, st
     ]
 
 
-def _solver(result: PortfolioResult, problem: PortfolioProblem, total_ms: float) -> SolverOut:
+def _solver(
+    result: PortfolioResult, problem: PortfolioProblem, options_ms: float, total_ms: float
+) -> SolverOut:
     return SolverOut(
         backend=result.backend,
         status=result.status,
@@ -102,6 +126,7 @@ def _solver(result: PortfolioResult, problem: PortfolioProblem, total_ms: float)
         variables=result.variables,
         constraints=result.constraints,
         options_per_job=max((len(j.options) for j in problem.jobs), default=0),
+        options_ms=options_ms,
         build_ms=result.build_ms,
         solve_ms=result.solve_ms,
         total_ms=total_ms,
@@ -116,6 +141,7 @@ def render(
     horizon: Horizon,
     rules: dict[str, str],
     started: float,
+    options_ms: float,
 ) -> PortfolioOut:
     """The API view of a solved portfolio."""
     return PortfolioOut(
@@ -144,7 +170,8 @@ def render(
         binding=[
             ConstraintOut(kind=b.kind, name=b.name, bucket=b.bucket, detail=b.detail) for b in result.binding
         ],
-        solver=_solver(result, problem, (time.perf_counter() - started) * 1000),
+        dropped=[DroppedOut(job=d.job, priority=d.priority, reason=d.reason) for d in result.dropped],
+        solver=_solver(result, problem, options_ms, (time.perf_counter() - started) * 1000),
     )
 
 
@@ -159,8 +186,9 @@ class PortfolioService:
         """Plan ``request`` without storing it."""
         started = time.perf_counter()
         problem, horizon, rules = build_problem(request, self.plans, self.store.snapshot)
+        options_ms = (time.perf_counter() - started) * 1000
         result = plan_portfolio(problem)
-        return render(request, problem, result, horizon, rules, started)
+        return render(request, problem, result, horizon, rules, started, options_ms)
 
     def create(self, request: PortfolioRequest) -> PortfolioOut:
         """Plan ``request`` and store it (nothing is stored when it fails)."""
@@ -207,7 +235,9 @@ CSV_COLUMNS = (
     "source",
     "supply",
     "provider",
+    "share",
     "cost_usd",
+    "note",
 )
 
 
@@ -215,7 +245,14 @@ def _rows(out: PortfolioOut) -> Iterator[dict[str, object]]:
     for j in out.jobs:
         where = {"gpu": j.gpu, "gpu_count": j.gpu_count, "instances": j.instances, "supply": j.supply}
         yield {"row": "job", "name": j.job, "bucket": j.start_bucket, "start": j.start, "end": j.end, **where,
-               "source": j.source, "provider": j.provider or "", "cost_usd": f"{j.cost_usd:.2f}"}  # fmt: skip
+               "source": j.source, "provider": j.provider or "", "share": "1", "cost_usd": f"{j.cost_usd:.2f}",
+               "note": j.why}  # fmt: skip
+        for st in j.stages if j.split else []:
+            yield {"row": "stage", "name": j.job, "bucket": st.bucket, "start": st.start, "end": st.end, **where,
+                   "source": j.source, "provider": j.provider or "", "share": f"{st.share:.4f}",
+                   "cost_usd": f"{st.cost_usd:.2f}"}  # fmt: skip
+    for d in out.dropped:
+        yield {"row": "dropped", "name": d.job, "note": d.reason}
     for s in out.serving:
         for option, n in sorted(s.instances.items()):
             yield {"row": "serving", "name": s.serving, "bucket": s.bucket, "start": s.start, "instances": n,
@@ -235,8 +272,10 @@ def _rows(out: PortfolioOut) -> Iterator[dict[str, object]]:
 
 
 def schedule_csv(out: PortfolioOut) -> str:
-    """The schedule as CSV: one row per job, one per serving bucket and option, and two per bucket (rented
-    spend; owned running cost plus bought capital), so the bucket rows add up to the total."""
+    """The schedule as CSV: one row per job (then one per stage of a split job, with its share of the
+    work), one per job left out (``dropped``, why in ``note``), one per serving bucket and option, and two
+    per bucket (rented spend; owned running cost plus bought capital), so the bucket rows add up to the
+    total."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, CSV_COLUMNS, restval="", lineterminator="\n")
     writer.writeheader()

@@ -19,6 +19,7 @@ __all__ = [
     "BuyIn",
     "BuyOut",
     "ConstraintOut",
+    "DroppedOut",
     "HorizonIn",
     "JobIn",
     "JobOut",
@@ -28,6 +29,7 @@ __all__ = [
     "ServingIn",
     "ServingOut",
     "SolverOut",
+    "StageOut",
 ]
 
 _Name = Annotated[str, Meta(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._:/+-]*$")]
@@ -49,7 +51,31 @@ class JobIn(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     ]
     earliest_start: _When | None = None
     deadline: _When | None = None
-    priority: Annotated[int, Meta(ge=0, le=100, description="Higher is more important")] = 0
+    priority: Annotated[
+        int,
+        Meta(
+            ge=0,
+            le=100,
+            description="Higher is more important: with on_infeasible drop_lowest_priority the jobs kept "
+            "are those whose priority + 1 adds up to the most",
+        ),
+    ] = 0
+    splittable: Annotated[
+        bool,
+        Meta(
+            description="May be preempted and run in stages: its work on one configuration spread over "
+            "any buckets of its window, not necessarily adjacent, a share in each (it may still run whole)"
+        ),
+    ] = False
+    restart_hours: Annotated[
+        float,
+        Meta(
+            ge=0,
+            le=168,
+            description="Hours each stage of a split run spends restarting (checkpoint load, warm-up), "
+            "reserved in its bucket and charged at the configuration's hourly cost",
+        ),
+    ] = 0.0
 
 
 class ServingIn(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -97,7 +123,39 @@ class PortfolioRequest(msgspec.Struct, forbid_unknown_fields=True, kw_only=True)
     ) = None
     """Spend allowed per bucket: one figure for every bucket, or one per bucket."""
     top_k: Annotated[int, Meta(ge=1, le=20, description="Options kept per job (plus its fastest)")] = 6
+    on_infeasible: Annotated[
+        Literal["explain", "drop_lowest_priority"],
+        Meta(
+            description="When no schedule meets every deadline, cap, budget and owned capacity: explain "
+            "(a 422 naming the jobs and fixes) or drop_lowest_priority (schedule the jobs whose "
+            "priority + 1 adds up to the most, at the least cost, and list the others in dropped)"
+        ),
+    ] = "explain"
     time_limit_s: Annotated[float, Meta(gt=0, le=120)] = 20.0
+
+
+class StageOut(msgspec.Struct, frozen=True, kw_only=True):
+    """A stretch of a job's run: one for a run without a break, one per bucket of a split run (every
+    stage on the job's GPUs)."""
+
+    bucket: int
+    gpu: str
+    gpu_count: int
+    start: str
+    end: str
+    start_hour: float
+    end_hour: float
+    share: float
+    """The share of the job's work done in the stage."""
+    hours: float
+    """Busy hours of the job's GPUs in the stage (its share of the work, plus its restart)."""
+    cost_usd: float
+
+
+class DroppedOut(msgspec.Struct, frozen=True, kw_only=True):
+    job: str
+    priority: int
+    reason: str
 
 
 class JobOut(msgspec.Struct, frozen=True, kw_only=True):
@@ -119,6 +177,9 @@ class JobOut(msgspec.Struct, frozen=True, kw_only=True):
     cost_usd: float
     cheapest_alone_usd: float
     why: str
+    split: bool
+    """Whether it runs in stages (``stages`` has one per bucket)."""
+    stages: list[StageOut]
 
 
 class ServingOut(msgspec.Struct, frozen=True, kw_only=True):
@@ -171,6 +232,10 @@ class SolverOut(msgspec.Struct, frozen=True, kw_only=True):
     variables: int
     constraints: int
     options_per_job: int
+    options_ms: float
+    """Time to turn the request into the MILP: the job planner's enumeration of each distinct job body
+    and the serving types (fast once the plan cache holds the models' layouts and engine runs), then
+    the pruning to each job's options."""
     build_ms: float
     solve_ms: float
     total_ms: float
@@ -191,4 +256,6 @@ class PortfolioOut(msgspec.Struct, frozen=True, kw_only=True):
     buckets: list[BucketOut]
     buy: list[BuyOut]
     binding: list[ConstraintOut]
+    dropped: list[DroppedOut]
+    """Jobs left out (on_infeasible drop_lowest_priority, when not all fit), lowest priority first."""
     solver: SolverOut

@@ -22,7 +22,7 @@ from service.buy_vs_rent.formats import chart_lock
 from service.errors import Overloaded, ServiceError
 from service.plans.admission import PlanQueue
 from service.portfolios.logic import PortfolioService
-from service.portfolios.schemas import PortfolioOut, PortfolioRequest
+from service.portfolios.schemas import JobOut, PortfolioOut, PortfolioRequest
 from service.web.render import page
 from solver import InfeasiblePortfolio, SolverError
 
@@ -49,19 +49,28 @@ def _palette(n: int) -> list[str]:
     return [colours[i % len(colours)] for i in range(n)]
 
 
+def _label(job: JobOut) -> str:
+    where = "owned" if job.source == "own" else job.provider or "rented"
+    stages = f", {len(job.stages)} stages: " + " + ".join(f"{st.share:.0%}" for st in job.stages)
+    return f"{job.gpu_count}× {job.gpu} ({where}{stages if job.split else ''})"
+
+
 def gantt_svg(out: PortfolioOut) -> bytes:
-    """One bar per job from its start to its end (hours from the horizon's start), owned solid and rented
-    hatched, labelled with its GPUs; bucket boundaries as grid lines."""
+    """One bar per job from its start to its end (hours from the horizon's start) — a split job one bar
+    per stage, its share of the work in the label — owned solid and rented hatched, labelled with its
+    GPUs; bucket boundaries as grid lines."""
     jobs = out.jobs
     with chart_lock():
         figure = Figure(figsize=(9, 0.9 + 0.38 * max(len(jobs), 2)), dpi=100)
         axes = figure.add_subplot()
         for row, job in enumerate(jobs):
             owned = job.source == "own"
-            axes.barh(row, job.end_hour - job.start_hour, left=job.start_hour, height=0.6,
-                      color="#1f5fbf" if owned else "#f28e2b", hatch=None if owned else "//", edgecolor="#333")  # fmt: skip
-            axes.annotate(f"{job.gpu_count}× {job.gpu} ({'owned' if owned else job.provider or 'rented'})",
-                          (job.end_hour, row), xytext=(4, -3), textcoords="offset points", fontsize=7)  # fmt: skip
+            axes.barh([row] * len(job.stages), [st.end_hour - st.start_hour for st in job.stages],
+                      left=[st.start_hour for st in job.stages], height=0.6, color="#1f5fbf" if owned else "#f28e2b",
+                      hatch=None if owned else "//", edgecolor="#333")  # fmt: skip
+            axes.annotate(
+                _label(job), (job.end_hour, row), xytext=(4, -3), textcoords="offset points", fontsize=7
+            )
         axes.set_yticks(range(len(jobs)), [j.job for j in jobs], fontsize=8)
         axes.invert_yaxis()
         horizon = out.horizon.buckets * out.bucket_hours

@@ -9,6 +9,7 @@ from solver.portfolio.model import (
     BucketUse,
     BuyOption,
     CapScope,
+    DroppedJob,
     InfeasibleJob,
     InfeasiblePortfolio,
     JobOption,
@@ -21,8 +22,9 @@ from solver.portfolio.model import (
     ServingBucket,
     ServingDemand,
     ServingOption,
+    Stage,
 )
-from solver.portfolio.options import PER_GROUP, TOP_K, job_options
+from solver.portfolio.options import PER_GROUP, TOP_K, OptionPool, job_options
 from solver.portfolio.solve import plan_portfolio
 
 __all__ = [
@@ -33,10 +35,12 @@ __all__ = [
     "BucketUse",
     "BuyOption",
     "CapScope",
+    "DroppedJob",
     "InfeasibleJob",
     "InfeasiblePortfolio",
     "JobOption",
     "JobSchedule",
+    "OptionPool",
     "OwnedPool",
     "PortfolioJob",
     "PortfolioProblem",
@@ -45,6 +49,7 @@ __all__ = [
     "ServingBucket",
     "ServingDemand",
     "ServingOption",
+    "Stage",
     "job_options",
     "plan_portfolio",
 ]

@@ -89,8 +89,8 @@ class Usage:
                 self.spend[t] += buy.usd_per_unit * s.bought.get(buy.gpu_id, 0) / p.buckets
 
     def add(self, option: JobOption, place: Placement) -> None:
-        for t, share in zip(place.held, place.shares, strict=True):
-            self.spend[t] += option.cost_usd * share
+        for t, usd in zip(place.held, place.usd(option), strict=True):
+            self.spend[t] += usd
             if option.acquisition == "own":
                 self.owned[(option.gpu_id, t)] += option.gpu_count
             for c, cap in enumerate(self.problem.caps):
@@ -100,7 +100,7 @@ class Usage:
         """The constraint that keeps ``option`` at ``place`` from fitting beside the rest, or ``None``."""
         p = self.problem
         budgets = [*p.budgets, *([None] * p.buckets)]
-        for t, share in zip(place.held, place.shares, strict=True):
+        for t, usd in zip(place.held, place.usd(option), strict=True):
             if option.acquisition == "own":
                 have, busy = self.have.get(option.gpu_id, 0), self.owned[(option.gpu_id, t)]
                 if busy + option.gpu_count > have:
@@ -115,7 +115,7 @@ class Usage:
                         kind="availability", name=f"{cap.scope}:{cap.key}", bucket=t, detail=detail
                     )
             budget = budgets[t]
-            if budget is not None and self.spend[t] + option.cost_usd * share > budget + _TIGHT:
+            if budget is not None and self.spend[t] + usd > budget + _TIGHT:
                 detail = f"budget of bucket {t} (${budget:,.2f})"
                 return BindingConstraint(kind="budget", name="budget", bucket=t, detail=detail)
         return None
@@ -127,13 +127,14 @@ def why_dearer(s: Solution, j: int, chosen: Placement) -> tuple[str, BindingCons
     p = s.built.problem
     job = p.jobs[j]
     best = cheapest(p, j)
-    if best is None or job.options[chosen.option].cost_usd <= job.options[best.option].cost_usd + _TIGHT:
+    paid = chosen.cost(job.options[chosen.option])
+    if best is None or paid <= job.options[best.option].cost_usd + _TIGHT:
         return "", None
     target = job.options[best.option]
     usage = Usage(s, skip=j)
     reasons = [usage.blocker(target, place) for place in placements(p, j) if place.option == best.option]
     blocked = next((r for r in reasons if r is not None), None)
-    extra = job.options[chosen.option].cost_usd - target.cost_usd
+    extra = paid - target.cost_usd
     what = f"its cheapest option ({target.option_id}) would save ${extra:,.2f}"
     if blocked is None:
         return f"{what}; the whole portfolio costs less this way", None
@@ -146,10 +147,10 @@ def why_dearer(s: Solution, j: int, chosen: Placement) -> tuple[str, BindingCons
     return f"{what} but is blocked: {blocked.detail}", forced
 
 
-def _deadline_binding(problem: PortfolioProblem) -> list[BindingConstraint]:
+def _deadline_binding(problem: PortfolioProblem, placed: set[int]) -> list[BindingConstraint]:
     found = []
     for j, job in enumerate(problem.jobs):
-        if job.deadline_hour is None:
+        if job.deadline_hour is None or j not in placed:
             continue
         free = PortfolioJob(name=job.name, options=job.options, earliest_start_hour=job.earliest_start_hour)
         loose = msgspec.structs.replace(problem, jobs=[free])
@@ -204,7 +205,7 @@ def binding(s: Solution) -> list[BindingConstraint]:
                     kind="budget", name="budget", bucket=t, detail=f"${usage.spend[t]:,.2f} of ${budget:,.2f}"
                 )
             )
-    return [*found, *_deadline_binding(p)]
+    return [*found, *_deadline_binding(p, set(s.placed))]
 
 
 def deadline_fix(problem: PortfolioProblem, j: int) -> InfeasibleJob:

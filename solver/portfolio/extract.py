@@ -6,7 +6,7 @@ from collections import defaultdict
 
 from solver.portfolio.milp import Built
 from solver.portfolio.model import BucketUse, ServingBucket
-from solver.portfolio.placements import Placement
+from solver.portfolio.placements import Placement, staged
 
 __all__ = ["Solution", "read"]
 
@@ -25,6 +25,11 @@ class Solution:
         for place, v in b.x:
             if _on(v) > 0.5:
                 self.placed[place.job] = place
+        for (j, o), z in b.z.items():
+            if _on(z) > 0.5:
+                work = {room.bucket: _on(w) for jj, oo, room, _u, w in b.stages if (jj, oo) == (j, o)}
+                self.placed[j] = staged(b.problem, j, o, work)
+        self.dropped = sorted(j for j, d in b.drop.items() if _on(d) > 0.5)
         self.instances = {key: round(_on(v)) for key, v in b.r.items()}
         self.bought = {gpu: round(_on(v)) for gpu, v in b.y.items()}
         self.slack = {key: _on(v) for key, v in b.slack.items() if _on(v) > 1e-6}
@@ -65,15 +70,15 @@ def _tally_jobs(s: Solution, tally: _Tally) -> None:
     p = s.built.problem
     for place in s.placed.values():
         option = p.jobs[place.job].options[place.option]
-        for t, share in zip(place.held, place.shares, strict=True):
-            tally.all_hours[t][option.gpu_id] += option.gpu_count * option.hours * share
+        for t, hours, usd in zip(place.held, place.busy_hours(option), place.usd(option), strict=True):
+            tally.all_hours[t][option.gpu_id] += option.gpu_count * hours
             if option.acquisition == "own":
                 tally.busy[(option.gpu_id, t)] += option.gpu_count
-                tally.busy_hours[(option.gpu_id, t)] += option.gpu_count * option.hours * share
-                tally.owned[t] += option.cost_usd * share
+                tally.busy_hours[(option.gpu_id, t)] += option.gpu_count * hours
+                tally.owned[t] += usd
             else:
                 tally.rented_gpus[t] += option.gpu_count
-                tally.rented[t] += option.cost_usd * share
+                tally.rented[t] += usd
 
 
 def _tally_serving(s: Solution, tally: _Tally) -> None:

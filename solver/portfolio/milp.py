@@ -2,7 +2,12 @@
 
 Variables: a binary per job placement (option × start bucket, :mod:`solver.portfolio.placements`), an
 integer count of instances per serving demand × option × bucket, and an integer count of purchase units
-per buyable GPU type. Constraints: each job placed once; each bucket's serving rate met; owned GPUs
+per buyable GPU type. A job that may split also has, per option, a binary ``z`` (it runs split on that
+option) and per bucket of its window a binary ``u`` (a stage runs there, holding the option's GPUs for
+the bucket) and a share ``w`` in [0, 1] of its work: ``Σ w = z``, ``u ≤ z`` and
+``w·span_hours ≤ room·u`` (the window's hours in the bucket less the restart); a stage costs
+``w·cost_usd`` plus its restart. With ``droppable`` each job has a binary ``d`` (left out).
+Constraints: each job placed once (or dropped); each bucket's serving rate met; owned GPUs
 held per type and bucket within those owned plus those bought; rented instances per availability cap
 and bucket within the cap; spend per bucket within its budget. Objective: the total cost over the
 horizon (job charges, serving instance-hours, owned running hours, bought capital).
@@ -24,9 +29,9 @@ import pulp
 
 from solver.optimise.mip import SolveOutcome, solve
 from solver.portfolio.model import AvailabilityCap, JobOption, PortfolioProblem, ServingOption
-from solver.portfolio.placements import Placement, placements
+from solver.portfolio.placements import Placement, Room, placements, rooms
 
-__all__ = ["PENALTY", "Built", "build", "cap_matches", "solve_built"]
+__all__ = ["PENALTY", "Built", "build", "cap_matches", "dropped_value", "solve_built", "total_cost"]
 
 PENALTY = 1e7
 """Cost of one unit of slack in the elastic model (an instance, a GPU, a dollar of budget × 1e-3)."""
@@ -46,11 +51,17 @@ def cap_matches(cap: AvailabilityCap, option: JobOption | ServingOption) -> bool
 class Built:
     """A built model: the PuLP problem and its variables, by what they stand for."""
 
-    def __init__(self, problem: PortfolioProblem, elastic: bool) -> None:
+    def __init__(self, problem: PortfolioProblem, elastic: bool, droppable: bool = False) -> None:
         self.problem = problem
         self.elastic = elastic
+        self.droppable = droppable
         self.lp = pulp.LpProblem("portfolio", pulp.LpMinimize)
         self.x: list[tuple[Placement, pulp.LpVariable]] = []
+        self.z: dict[tuple[int, int], pulp.LpVariable] = {}
+        """A split run of (job, option)."""
+        self.stages: list[tuple[int, int, Room, pulp.LpVariable, pulp.LpVariable]] = []
+        """(job, option, room, u, w) of every possible stage."""
+        self.drop: dict[int, pulp.LpVariable] = {}
         self.r: dict[tuple[int, int, int], pulp.LpVariable] = {}
         self.y: dict[str, pulp.LpVariable] = {}
         self.slack: dict[tuple[str, str, int], pulp.LpVariable] = {}
@@ -72,6 +83,30 @@ class Built:
         return pulp.lpSum([v])
 
 
+def _add_stages(b: Built, j: int) -> list[pulp.LpVariable]:
+    """The split runs of job ``j`` (none unless it may split): one ``z`` per option, returned."""
+    p = b.problem
+    job, found = p.jobs[j], rooms(p, j)
+    if not found:
+        return []
+    zs = []
+    for o, option in enumerate(job.options):
+        z = b.z[(j, o)] = b.var(f"z_{j}_{o}", 1, "Binary")
+        zs.append(z)
+        rate = option.cost_usd / option.hours if option.hours > 0 else 0.0
+        ws = []
+        for room in found:
+            u = b.var(f"u_{j}_{o}_{room.bucket}", 1, "Binary")
+            w = b.var(f"w_{j}_{o}_{room.bucket}", 1, "Continuous")
+            b.stages.append((j, o, room, u, w))
+            ws.append(w)
+            b.lp += option.span_hours * w <= room.hours * u, f"room_{j}_{o}_{room.bucket}"
+            b.lp += u <= z, f"stage_{j}_{o}_{room.bucket}"
+            b.spend[room.bucket].append(option.cost_usd * w + rate * job.restart_hours * u)
+        b.lp += pulp.lpSum(ws) == z, f"work_{j}_{o}"
+    return zs
+
+
 def _add_jobs(b: Built) -> None:
     p = b.problem
     for j, job in enumerate(p.jobs):
@@ -84,7 +119,19 @@ def _add_jobs(b: Built) -> None:
             for t, share in zip(place.held, place.shares, strict=True):
                 if share > 0:
                     b.spend[t].append(cost * share * v)
+        mine.extend(_add_stages(b, j))
+        if b.droppable:
+            b.drop[j] = b.var(f"d_{j}", 1, "Binary")
+            mine.append(b.drop[j])
         b.lp += pulp.lpSum(mine) == 1, f"place_{j}"
+
+
+def _holding(b: Built) -> list[tuple[JobOption, int, pulp.LpVariable]]:
+    """(option, bucket, binary) for every way a job may hold an option's GPUs in a bucket."""
+    p = b.problem
+    held = [(p.jobs[place.job].options[place.option], t, v) for place, v in b.x for t in place.held]
+    held.extend((p.jobs[j].options[o], room.bucket, u) for j, o, room, u, _w in b.stages)
+    return held
 
 
 def _add_serving(b: Built) -> None:
@@ -114,11 +161,9 @@ def _add_buy(b: Built) -> None:
 def _owned_use(b: Built) -> dict[tuple[str, int], list[pulp.LpAffineExpression]]:
     p = b.problem
     use: dict[tuple[str, int], list[pulp.LpAffineExpression]] = defaultdict(list)
-    for place, v in b.x:
-        option = p.jobs[place.job].options[place.option]
+    for option, t, v in _holding(b):
         if option.acquisition == "own":
-            for t in place.held:
-                use[(option.gpu_id, t)].append(option.gpu_count * v)
+            use[(option.gpu_id, t)].append(option.gpu_count * v)
     for (d, k, t), v in b.r.items():
         serving = p.serving[d].options[k]
         if serving.acquisition == "own":
@@ -140,11 +185,9 @@ def _add_owned(b: Built) -> None:
 def _rented_use(b: Built, cap: AvailabilityCap) -> dict[int, list[pulp.LpAffineExpression]]:
     p = b.problem
     use: dict[int, list[pulp.LpAffineExpression]] = defaultdict(list)
-    for place, v in b.x:
-        option = p.jobs[place.job].options[place.option]
+    for option, t, v in _holding(b):
         if cap_matches(cap, option):
-            for t in place.held:
-                use[t].append(option.instances * v)
+            use[t].append(option.instances * v)
     for (d, k, t), v in b.r.items():
         if cap_matches(cap, p.serving[d].options[k]):
             use[t].append(pulp.lpSum([v]))
@@ -166,18 +209,29 @@ def _add_budgets(b: Built) -> None:
             b.lp += pulp.lpSum(b.spend[t]) <= budget + slack, f"budget_{t}"
 
 
+def total_cost(b: Built) -> pulp.LpAffineExpression:
+    """The total cost over the horizon (the strict model's objective)."""
+    return pulp.lpSum(term for terms in b.spend.values() for term in terms)
+
+
+def dropped_value(b: Built) -> pulp.LpAffineExpression:
+    """The jobs left out, each weighing its ``priority + 1`` (a droppable model)."""
+    return pulp.lpSum((b.problem.jobs[j].priority + 1) * d for j, d in b.drop.items())
+
+
 def _objective(b: Built) -> None:
-    cost = pulp.lpSum(term for terms in b.spend.values() for term in terms)
+    cost = total_cost(b)
     penalties: Sequence[pulp.LpAffineExpression] = [
         (PENALTY * 1e-3 if kind == "budget" else PENALTY) * v for (kind, _n, _t), v in b.slack.items()
     ]
     b.lp += cost + pulp.lpSum(penalties)
 
 
-def build(problem: PortfolioProblem, *, elastic: bool = False) -> Built:
-    """The model of ``problem`` (see the module docstring); ``elastic`` adds the penalised slacks."""
+def build(problem: PortfolioProblem, *, elastic: bool = False, droppable: bool = False) -> Built:
+    """The model of ``problem`` (see the module docstring); ``elastic`` adds the penalised slacks,
+    ``droppable`` a binary per job that leaves it out (the caller sets the objective that weighs it)."""
     started = time.perf_counter()
-    b = Built(problem, elastic)
+    b = Built(problem, elastic, droppable)
     _add_jobs(b)
     _add_serving(b)
     _add_buy(b)

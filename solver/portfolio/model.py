@@ -6,6 +6,12 @@ Conventions (all the room's code keeps them):
 * Time runs in hours from the horizon's start; bucket ``t`` is ``[t·B, (t+1)·B)`` with ``B`` the bucket's
   hours. A job starts at the start of a bucket and runs without a break for its option's ``span_hours``
   (the planner's 90 %-confidence wall hours), so it must end by its deadline and inside the horizon.
+* A ``splittable`` job may instead run in *stages* on one option: any set of buckets of its window, not
+  necessarily adjacent, each doing a share ``w`` of the work (the shares add up to 1). A stage in bucket
+  ``t`` takes ``restart_hours + w·span_hours`` of the window's hours in ``t`` (the stage starts at the
+  bucket's start, or the earliest start; every stage, the first included, pays ``restart_hours`` to
+  load its checkpoint and warm up); it costs ``w·cost_usd`` plus ``restart_hours`` at the option's
+  hourly rate (``cost_usd ÷ hours``). A job that may split may still run without a break.
 * A running job holds all its GPUs (and rented instances) in every bucket its run touches, even one it
   touches for an hour: capacity and caps are checked per bucket, never finer.
 * A job's cost (the planner's complete charge, or its owned running cost) is spread over the buckets it
@@ -29,6 +35,7 @@ __all__ = [
     "BucketUse",
     "BuyOption",
     "CapScope",
+    "DroppedJob",
     "InfeasibleJob",
     "InfeasiblePortfolio",
     "JobOption",
@@ -41,6 +48,7 @@ __all__ = [
     "ServingBucket",
     "ServingDemand",
     "ServingOption",
+    "Stage",
 ]
 
 CapScope = Literal["offer", "provider", "gpu"]
@@ -77,7 +85,12 @@ class PortfolioJob(msgspec.Struct, frozen=True, kw_only=True):
     deadline_hour: float | None = None
     """The hour (from the horizon's start) by which it must end; ``None``: by the horizon's end."""
     priority: int = 0
-    """Higher is more important: an infeasible portfolio names the lower-priority jobs first."""
+    """Higher is more important: an infeasible portfolio names the lower-priority jobs first, and
+    ``drop_lowest_priority`` keeps the subset of jobs with the largest sum of ``priority + 1``."""
+    splittable: bool = False
+    """Whether the job may be preempted and run in stages (see the module docstring)."""
+    restart_hours: float = 0.0
+    """The hours each stage of a split run spends restarting (checkpoint load, warm-up), charged."""
 
 
 class ServingOption(msgspec.Struct, frozen=True, kw_only=True):
@@ -141,10 +154,27 @@ class PortfolioProblem(msgspec.Struct, frozen=True, kw_only=True):
     """Spend allowed per bucket (empty or ``None``: no budget)."""
     time_limit_s: float = 10.0
     mip_gap: float = 1e-4
+    on_infeasible: Literal["explain", "drop_lowest_priority"] = "explain"
+    """``explain``: no schedule is an error naming the jobs and fixes; ``drop_lowest_priority``: schedule
+    the jobs whose ``priority + 1`` adds up to the most (then the cheapest such schedule), leaving the
+    others out, each with why."""
 
     @property
     def horizon_hours(self) -> float:
         return self.bucket_hours * self.buckets
+
+
+class Stage(msgspec.Struct, frozen=True, kw_only=True):
+    """One stretch of a job's run: in ``bucket``, from ``start_hour`` to ``end_hour``, doing ``share`` of
+    the work (a run without a break is one stage of share 1, which may cross buckets)."""
+
+    bucket: int
+    start_hour: float
+    end_hour: float
+    share: float
+    hours: float
+    """Busy hours of the GPUs in the stage (its share of the expected hours, plus its restart)."""
+    cost_usd: float
 
 
 class JobSchedule(msgspec.Struct, frozen=True, kw_only=True):
@@ -154,6 +184,8 @@ class JobSchedule(msgspec.Struct, frozen=True, kw_only=True):
     start_hour: float
     end_hour: float
     cost_usd: float
+    stages: list[Stage]
+    """One stage for a run without a break; a split run's stages in bucket order."""
     cheapest_alone_usd: float
     """What the job's cheapest option meeting its own deadline costs, with nothing else to schedule."""
     why: str = ""
@@ -209,6 +241,14 @@ class Relaxation(msgspec.Struct, frozen=True, kw_only=True):
     detail: str
 
 
+class DroppedJob(msgspec.Struct, frozen=True, kw_only=True):
+    """A job ``drop_lowest_priority`` left out of the schedule, and why."""
+
+    job: str
+    priority: int
+    reason: str
+
+
 class InfeasibleJob(msgspec.Struct, frozen=True, kw_only=True):
     job: str
     reason: str
@@ -235,6 +275,8 @@ class PortfolioResult(msgspec.Struct, frozen=True, kw_only=True):
     """Each job and each serving bucket planned alone on the rented market (no owned GPUs, no caps
     between them): what planning one job at a time would spend."""
     binding: list[BindingConstraint]
+    dropped: list[DroppedJob] = []
+    """Jobs left out (``drop_lowest_priority`` only, when not all fit), lowest priority first."""
 
 
 class InfeasiblePortfolio(SolverError):

@@ -21,10 +21,9 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
 from solver.optimise.candidates import Candidate
-from solver.optimise.planner import pareto_front
 from solver.portfolio.model import JobOption
 
-__all__ = ["PER_GROUP", "TOP_K", "job_options"]
+__all__ = ["PER_GROUP", "TOP_K", "OptionPool", "job_options"]
 
 TOP_K = 6
 """Options kept per job (plus the fastest) by default."""
@@ -56,6 +55,64 @@ def _option(c: Candidate) -> JobOption:
     )
 
 
+class OptionPool:
+    """One workload's candidates grouped and ordered once, so that jobs sharing a workload but not a window
+    (or a priority) pick their options without grouping, sorting and converting them again; a candidate
+    becomes a :class:`JobOption` only once it is on a front. The same picks as grouping afresh: each group
+    is ordered by (hours, cost) as :func:`~solver.optimise.planner.pareto_front` orders it, and a stable
+    order keeps its ties when the window filters some out."""
+
+    def __init__(self, candidates: Sequence[Candidate], owned_rates: Mapping[str, float]) -> None:
+        groups: dict[tuple[str, str, str], list[Candidate]] = defaultdict(list)
+        for c in candidates:
+            if c.supply.acquisition == "own" and c.supply.gpu_id not in owned_rates:
+                continue
+            groups[(c.supply.acquisition, c.supply.gpu_id, c.supply.provider or "")].append(c)
+        self.groups = {
+            key: sorted(group, key=lambda c: (c.hours, c.cost_usd)) for key, group in groups.items()
+        }
+        self._options: dict[int, JobOption] = {}
+
+    def _option(self, c: Candidate) -> JobOption:
+        found = self._options.get(id(c))
+        if found is None:
+            found = self._options[id(c)] = _option(c)
+        return found
+
+    def fronts(self, max_span_hours: float | None) -> dict[tuple[str, str, str], list[JobOption]]:
+        """Each group's Pareto front of (cost, hours) among the candidates that fit ``max_span_hours``."""
+        fronts = {}
+        for key, ordered in self.groups.items():
+            front, best = [], float("inf")
+            for c in ordered:
+                if (max_span_hours is None or _span(c) <= max_span_hours) and c.cost_usd < best:
+                    front.append(self._option(c))
+                    best = c.cost_usd
+            if front:
+                fronts[key] = front
+        return fronts
+
+    def pick(
+        self, *, max_span_hours: float | None = None, top_k: int = TOP_K, per_group: int = PER_GROUP
+    ) -> list[JobOption]:
+        """The options the MILP chooses among for one job, cheapest first (see the module docstring)."""
+        fronts = self.fronts(max_span_hours)
+        taken: dict[tuple[str, str, str], int] = defaultdict(int)
+        kept: list[JobOption] = []
+        for key, option in sorted(
+            ((k, o) for k, front in fronts.items() for o in front),
+            key=lambda ko: (ko[1].cost_usd, ko[1].span_hours),
+        ):
+            if len(kept) < top_k and taken[key] < per_group:
+                kept.append(option)
+                taken[key] += 1
+        everything = [o for front in fronts.values() for o in front]
+        fastest = min(everything, key=lambda o: (o.span_hours, o.cost_usd), default=None)
+        if fastest is not None and fastest not in kept:
+            kept.append(fastest)
+        return kept
+
+
 def job_options(
     candidates: Sequence[Candidate],
     owned_rates: Mapping[str, float],
@@ -66,24 +123,6 @@ def job_options(
 ) -> list[JobOption]:
     """The options the MILP chooses among for one job, cheapest first (see the module docstring); those
     longer than ``max_span_hours`` (the job's window) are dropped first, since they can never be placed."""
-    groups: dict[tuple[str, str, str], list[Candidate]] = defaultdict(list)
-    for c in candidates:
-        if c.supply.acquisition == "own" and c.supply.gpu_id not in owned_rates:
-            continue
-        if max_span_hours is None or _span(c) <= max_span_hours:
-            groups[(c.supply.acquisition, c.supply.gpu_id, c.supply.provider or "")].append(c)
-    fronts = {key: [_option(c) for c in pareto_front(group)] for key, group in groups.items()}
-    taken: dict[tuple[str, str, str], int] = defaultdict(int)
-    kept: list[JobOption] = []
-    for key, option in sorted(
-        ((k, o) for k, front in fronts.items() for o in front),
-        key=lambda ko: (ko[1].cost_usd, ko[1].span_hours),
-    ):
-        if len(kept) < top_k and taken[key] < per_group:
-            kept.append(option)
-            taken[key] += 1
-    everything = [o for front in fronts.values() for o in front]
-    fastest = min(everything, key=lambda o: (o.span_hours, o.cost_usd), default=None)
-    if fastest is not None and fastest not in kept:
-        kept.append(fastest)
-    return kept
+    return OptionPool(candidates, owned_rates).pick(
+        max_span_hours=max_span_hours, top_k=top_k, per_group=per_group
+    )

@@ -4,7 +4,9 @@ Run with ``make bench``. The portfolio mixes LoRA fine-tunes of Llama 3.1 8B, pr
 and 3B and batch inference, with staggered windows and deadlines, 16 owned H100 SXM, up to 4 more 8-GPU
 boards to buy, a cap on one provider and a serving workload growing 5 % a week. The first solve fills
 the plan cache (layouts and supply-shape steps per model); later solves of the same models reuse it, as
-a service that plans many portfolios does. Printed: cold and warm wall time, the MILP's size and time.
+a service that plans many portfolios does. Printed: cold and warm wall time (with the time spent on
+the options before the MILP), the MILP's size and time; then the same portfolio with every job
+splittable (0.5 h restarts per stage).
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ def test_fifty_jobs_over_thirteen_weeks_solve_in_ten_seconds_p50() -> None:
         first = client.post("/v1/portfolios", json=body)
         cold = time.perf_counter() - started
         assert first.status_code == 201, first.text[:500]
+        cold_solver = first.json()["solver"]
         warm, solves = [], []
         for _ in range(5):
             started = time.perf_counter()
@@ -67,15 +70,35 @@ def test_fifty_jobs_over_thirteen_weeks_solve_in_ten_seconds_p50() -> None:
             warm.append(time.perf_counter() - started)
             assert response.status_code == 201
             solves.append(response.json()["solver"])
+        split_body = {**body, "jobs": [{**j, "splittable": True, "restart_hours": 0.5} for j in body["jobs"]]}
+        split, split_solves = [], []
+        for _ in range(3):
+            started = time.perf_counter()
+            response = client.post("/v1/portfolios", json=split_body)
+            split.append(time.perf_counter() - started)
+            assert response.status_code == 201
+            split_solves.append(response.json())
     store.close()
     p50 = statistics.median(warm)
     solver = solves[0]
     print(
-        f"\nportfolio 50 jobs x 13 weeks: cold {cold:.2f} s, warm p50 {p50:.2f} s (max {max(warm):.2f} s); "
+        f"\nportfolio 50 jobs x 13 weeks: cold {cold:.2f} s (options {cold_solver['options_ms'] / 1000:.2f} s, "
+        f"MILP build {cold_solver['build_ms']:.0f} ms, solve {cold_solver['solve_ms']:.0f} ms), "
+        f"warm p50 {p50:.2f} s (max {max(warm):.2f} s, options p50 "
+        f"{statistics.median(s['options_ms'] for s in solves):.0f} ms); "
         f"MILP {solver['variables']} variables, {solver['constraints']} constraints, "
         f"{solver['options_per_job']} options per job at most, build {solver['build_ms']:.0f} ms, "
         f"solve p50 {statistics.median(s['solve_ms'] for s in solves):.0f} ms, status {solver['status']}, "
         f"gap {solver['gap']}"
     )
-    assert p50 <= 10.0
+    staged = split_solves[0]
+    print(
+        f"every job splittable (0.5 h restarts): p50 {statistics.median(split):.2f} s; MILP "
+        f"{staged['solver']['variables']} variables, solve p50 "
+        f"{statistics.median(o['solver']['solve_ms'] for o in split_solves):.0f} ms, "
+        f"{sum(j['split'] for j in staged['jobs'])} jobs run split, total ${staged['total_usd']:,.2f} "
+        f"(whole runs only: ${first.json()['total_usd']:,.2f})"
+    )
+    assert p50 <= 10.0 and statistics.median(split) <= 10.0
     assert all(s["status"] == "optimal" for s in solves)
+    assert staged["total_usd"] <= first.json()["total_usd"] * (1 + 2e-4)  # a choice, never a cost (MIP gap)

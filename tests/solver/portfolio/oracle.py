@@ -1,17 +1,34 @@
 """An exhaustive enumeration of small portfolios: every placement of every job × every count of units
 bought × every instance count per serving bucket, checked against every constraint; written from the
-conventions in :mod:`solver.portfolio.model`, independently of the MILP and its placement code."""
+conventions in :mod:`solver.portfolio.model`, independently of the MILP and its placement code.
+
+A job that may split also runs as every non-empty set of the buckets of its window on each option:
+the set is feasible when its rooms (the window's hours in each bucket less the restart) add up to the
+option's reserved hours, and it costs the option's cost plus one restart per stage. The split work's
+spread over the set is free, so the oracle takes no budgets beside a split job (it asserts so).
+``oracle_subset`` lets each job also be left out and ranks schedules by the ``priority + 1`` kept, then
+the cost."""
 
 from __future__ import annotations
 
 import itertools
 import math
 
-from solver.portfolio import JobOption, PortfolioProblem, ServingOption
+import pytest
 
-__all__ = ["oracle_optimum"]
+from solver.portfolio import (
+    InfeasiblePortfolio,
+    JobOption,
+    PortfolioProblem,
+    PortfolioResult,
+    ServingOption,
+    plan_portfolio,
+)
 
-Run = tuple[JobOption, float, float]  # option, start hour, end hour
+__all__ = ["matches_oracle", "oracle_optimum", "oracle_subset"]
+
+Run = tuple[JobOption, list[tuple[int, float]]]
+"""An option and, per bucket it holds, the cost that falls there."""
 
 
 def _runs(problem: PortfolioProblem, j: int) -> list[Run]:
@@ -26,7 +43,27 @@ def _runs(problem: PortfolioProblem, j: int) -> list[Run]:
             if start >= (s + 1) * b and s * b < job.earliest_start_hour:
                 continue  # the earliest start is after this bucket
             if start + option.span_hours <= limit + 1e-9:
-                runs.append((option, start, start + option.span_hours))
+                held = _held(start, start + option.span_hours, b)
+                runs.append((option, [(t, option.cost_usd * share) for t, share in held]))
+    return runs + (_split_runs(problem, j, limit) if job.splittable else [])
+
+
+def _split_runs(problem: PortfolioProblem, j: int, limit: float) -> list[Run]:
+    job, b = problem.jobs[j], problem.bucket_hours
+    assert all(budget is None for budget in problem.budgets), "the oracle takes no budgets beside a split job"
+    rooms = {}
+    for t in range(problem.buckets):
+        room = min(limit, (t + 1) * b) - max(t * b, job.earliest_start_hour) - job.restart_hours
+        if room > 1e-9:
+            rooms[t] = room
+    runs: list[Run] = []
+    for option in job.options:
+        restart = option.cost_usd / option.hours * job.restart_hours
+        for k in range(1, len(rooms) + 1):
+            for chosen in itertools.combinations(sorted(rooms), k):
+                if sum(rooms[t] for t in chosen) >= option.span_hours - 1e-9:
+                    share = option.cost_usd / k  # spread evenly: no budget reads it
+                    runs.append((option, [(t, share + restart) for t in chosen]))
     return runs
 
 
@@ -49,7 +86,7 @@ def _matches(scope: str, key: str, option: JobOption | ServingOption) -> bool:
 
 def _evaluate(
     problem: PortfolioProblem,
-    runs: tuple[Run, ...],
+    runs: tuple[Run | None, ...],
     bought: tuple[int, ...],
     serving: tuple[tuple[int, ...], ...],
 ) -> float | None:
@@ -65,9 +102,12 @@ def _evaluate(
             if _matches(cap.scope, cap.key, option):
                 capped[(c, t)] = capped.get((c, t), 0) + instances
 
-    for option, start, end in runs:
-        for t, share in _held(start, end, b):
-            spend[t] += option.cost_usd * share
+    for run in runs:
+        if run is None:
+            continue
+        option, held = run
+        for t, usd in held:
+            spend[t] += usd
             use(option, t, option.gpu_count, option.instances)
     for d, demand in enumerate(problem.serving):
         for t in range(n):
@@ -105,15 +145,41 @@ def _serving_choices(problem: PortfolioProblem) -> list[list[tuple[int, ...]]]:
     return cells
 
 
-def oracle_optimum(problem: PortfolioProblem) -> float | None:
-    """The least total cost of any schedule that meets every constraint (``None``: there is none)."""
-    per_job = [_runs(problem, j) for j in range(len(problem.jobs))]
+def _best(problem: PortfolioProblem, droppable: bool) -> tuple[int, float] | None:
+    per_job: list[list[Run | None]] = [
+        [*_runs(problem, j), *([None] if droppable else [])] for j in range(len(problem.jobs))
+    ]
     buys = [range(o.max_units + 1) for o in problem.buy]
-    best: float | None = None
+    best: tuple[int, float] | None = None
     for runs in itertools.product(*per_job):
+        value = sum(job.priority + 1 for job, run in zip(problem.jobs, runs, strict=True) if run is not None)
         for bought in itertools.product(*buys):
             for serving in itertools.product(*_serving_choices(problem)):
                 cost = _evaluate(problem, runs, bought, serving)
-                if cost is not None and (best is None or cost < best):
-                    best = cost
+                if cost is not None and (best is None or (-value, cost) < (-best[0], best[1])):
+                    best = (value, cost)
     return best
+
+
+def oracle_optimum(problem: PortfolioProblem) -> float | None:
+    """The least total cost of any schedule that meets every constraint (``None``: there is none)."""
+    best = _best(problem, droppable=False)
+    return None if best is None else best[1]
+
+
+def oracle_subset(problem: PortfolioProblem) -> tuple[int, float] | None:
+    """The most ``priority + 1`` any schedule keeps (jobs may be left out), and its least cost."""
+    return _best(problem, droppable=True)
+
+
+def matches_oracle(problem: PortfolioProblem) -> PortfolioResult | None:
+    """Plan ``problem`` and check its optimum is the oracle's (``None``: both find no schedule)."""
+    expected = oracle_optimum(problem)
+    if expected is None:
+        with pytest.raises(InfeasiblePortfolio):
+            plan_portfolio(problem)
+        return None
+    result = plan_portfolio(problem)
+    assert result.status == "optimal"
+    assert result.objective_usd == pytest.approx(expected, rel=1e-6, abs=1e-6)
+    return result
