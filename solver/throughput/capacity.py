@@ -61,10 +61,13 @@ def bucket_of(
     input_tokens: int,
     output_tokens: int,
 ) -> ServingProfile | None:
-    """The in-grid row of ``model`` on ``gpu_id`` at ``tp`` whose ``(lo, hi]`` ranges hold the lengths."""
+    """The in-grid row of ``model`` on ``gpu_id`` at ``tp`` whose ``(lo, hi]`` ranges hold the lengths;
+    where several do (the runs of a rate sweep), the one that served the most requests per second —
+    what the replica was measured to sustain — the first of them on a tie."""
     wanted = _canonical_model(model)
     if wanted is None:
         return None
+    best: ServingProfile | None = None
     for row in profiles:
         if (
             row.in_grid
@@ -73,9 +76,10 @@ def bucket_of(
             and _holds(row.input_len_lo_excl, row.input_len_hi_incl, input_tokens)
             and _holds(row.output_len_lo_excl, row.output_len_hi_incl, output_tokens)
             and _canonical_model(row.model) == wanted
+            and (best is None or row.max_requests_per_s > best.max_requests_per_s)
         ):
-            return row
-    return None
+            best = row
+    return best
 
 
 def _row_capacity(row: ServingProfile) -> Capacity:

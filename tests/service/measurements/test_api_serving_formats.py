@@ -83,6 +83,19 @@ def test_a_saturated_sglang_run_makes_the_serving_plan_measured(admin: Client) -
     assert after["capacity_requests_per_s"] == pytest.approx(served)
 
 
+def test_a_rate_sweep_gives_the_capacity_of_its_saturated_run(admin: Client) -> None:
+    """Every run of the sweep lands in the plan's bucket; the one that served the most (the 16 req/s
+    run) is the replica's capacity, not the first stored (1 req/s)."""
+    imported = upload(admin, "sglang_bench", SGLANG, source="sgl-sweep", **SGLANG_PARAMS)
+    assert imported.status_code == 201, imported.text
+    served = max(m["requests_per_s"] for m in imported.json()["measurements"])
+    assert served == pytest.approx(3200 / 383.073250005953)
+    replica = _replica_class(admin.post("/v1/plans", json=SERVING_70B).json(), 4)
+    assert replica is not None
+    assert (replica["capacity_provenance"], replica["capacity_source"]) == ("measured", "sgl-sweep")
+    assert replica["capacity_requests_per_s"] == pytest.approx(served)
+
+
 def test_an_aiperf_export_is_one_serving_row_with_the_stated_engine(admin: Client) -> None:
     answer = upload(admin, "aiperf", AIPERF, source="aiperf-mock", **MOCK_PARAMS)
     assert answer.status_code == 201, answer.text
