@@ -16,22 +16,29 @@ Scheduler limits are the engines' documented defaults:
 
 The efficiencies and overheads are fitted, not documented: ``compute_efficiency`` (the share of the
 GPU's achievable matmul rate a step's prefill and decode FLOPs reach), ``bandwidth_efficiency`` (the
-share of its memory bandwidth weight and KV reads reach), ``step_overhead_s`` (scheduling, sampling,
-kernel launches per step), ``sequence_overhead_s`` (per running sequence per step: sampling, output
-processing) and ``request_overhead_s`` (the front end's serial work per request: HTTP, tokenising,
-detokenising, scheduling it). ``python -m tests.solver.engine.engine_fit`` fits them:
+share of its memory bandwidth the weights' reads reach), ``kv_bandwidth_efficiency`` (the share the
+KV cache's paged reads reach), ``step_overhead_s`` (scheduling, sampling, kernel launches per step),
+``sequence_overhead_s`` (per running sequence per step: sampling, output processing) and
+``request_overhead_s`` (the front end's serial work per request: HTTP, tokenising, detokenising,
+scheduling it). ``python -m tests.solver.engine.engine_fit`` fits them:
 
-- the GPU-side four on the even half of the shipped TensorRT-LLM offline rows (least squares on log
-  error within plausible bounds; the step overhead sits at its 6 ms bound); the odd half, held out,
-  scores a median error of 17.3 %, p90 44.5 %, 96 % within 2x (n = 129). ``trtllm`` takes them as
-  they are (``trtllm-bench`` has no HTTP front end: no request overhead).
+- the GPU-side five on the even half of the shipped TensorRT-LLM offline rows (least squares on log
+  error within plausible bounds; the step overhead sits at its 2 ms bound, a prior: the offline rows
+  cannot tell it from the bandwidth shares, ``engine_fit.BOUNDS``): compute 0.661, weights' bandwidth
+  0.639, KV bandwidth 0.558, 2 ms a step, 8 µs a sequence. The odd half, held out, scores a median
+  error of 16.2 %, p90 37.5 %, 98 % within 2x (n = 129). ``trtllm`` takes them as they are
+  (``trtllm-bench`` has no HTTP front end: no request overhead).
 - vLLM's front end and prefill on Mélange's short-output rows (its vLLM runs with at most 25 output
-  tokens, where decoding costs little): ``request_overhead_s`` 26.3 ms and ``compute_efficiency``
-  0.296. The front end is why short requests top out near 38 requests/s on one replica however fast
+  tokens, where decoding costs little): ``request_overhead_s`` 26.5 ms and ``compute_efficiency``
+  0.303. The front end is why short requests top out near 38 requests/s on one replica however fast
   the GPU (Mélange measures 41-47 on H100 and A100 at 12 tokens in and out); the 2 ms front end
-  assumed before predicted about ten times that on H100. Prefill in vLLM reaches about half the share of
-  TensorRT-LLM's. Decoding keeps the TensorRT-LLM bandwidth share: Mélange's longer outputs ran under
-  a latency SLO it does not state, so they bound vLLM's saturated decode rate from below only.
+  assumed before predicted about ten times that on H100. Prefill in vLLM reaches about half the share
+  of TensorRT-LLM's. Decoding keeps TensorRT-LLM's step costs: Mélange's vLLM (early 2024) spent
+  about 0.44 ms of CPU per running sequence every step (fitted on its even rows, its odd rows then
+  within 11 % median, ``tests/solver/engine/test_accuracy.py``), the cost that vLLM's later releases
+  took off the step (separate API-server and engine processes, asynchronous output processing, the V1
+  engine's persistent batch); carried into this profile it would cap any replica near 2,300 output
+  tokens/s however fast the GPU.
 """
 
 from __future__ import annotations
@@ -62,6 +69,9 @@ class EngineProfile(NamedTuple):
     request_overhead_s: float
     source: str
     reserve_output: bool = False
+    kv_bandwidth_efficiency: float | None = None
+    """The share of the bandwidth attention's KV-cache reads reach (paged, per-sequence reads of many
+    short blocks), where it differs from the weights' (``None``: ``bandwidth_efficiency``)."""
 
     def token_budget(self, memory_gib: float, gpu_name: str) -> int:
         """Tokens one step may process on a GPU of ``memory_gib`` (vLLM's large-GPU rule)."""
@@ -84,13 +94,14 @@ _VLLM: Final = EngineProfile(
     max_seqs_small=256,
     memory_fraction=0.9,
     block_tokens=16,
-    compute_efficiency=0.296,
-    bandwidth_efficiency=0.684,
-    step_overhead_s=6.0e-3,
-    sequence_overhead_s=9e-6,
-    request_overhead_s=26.3e-3,
+    compute_efficiency=0.303,
+    bandwidth_efficiency=0.639,
+    step_overhead_s=2.0e-3,
+    sequence_overhead_s=8e-6,
+    request_overhead_s=26.5e-3,
     source="vLLM V1 defaults (EngineArgs.get_batch_defaults); front end and prefill fitted on Mélange's "
     "vLLM rows, the rest on TensorRT-LLM's",
+    kv_bandwidth_efficiency=0.558,
 )
 
 ENGINE_PROFILES: Final[dict[Engine, EngineProfile]] = {
@@ -107,13 +118,14 @@ ENGINE_PROFILES: Final[dict[Engine, EngineProfile]] = {
         max_seqs_small=2048,
         memory_fraction=0.9,
         block_tokens=32,
-        compute_efficiency=0.613,
-        bandwidth_efficiency=0.684,
-        step_overhead_s=6.0e-3,
-        sequence_overhead_s=9e-6,
+        compute_efficiency=0.661,
+        bandwidth_efficiency=0.639,
+        step_overhead_s=2.0e-3,
+        sequence_overhead_s=8e-6,
         request_overhead_s=0.0,
         source="trtllm-bench max-throughput settings (TensorRT-LLM perf overview); efficiencies fitted",
         reserve_output=True,
+        kv_bandwidth_efficiency=0.558,
     ),
 }
 """Per engine: its scheduler limits and fitted costs."""
