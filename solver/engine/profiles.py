@@ -6,9 +6,17 @@ Scheduler limits are the engines' documented defaults:
   1,024 on GPUs with at least 70 GiB that are not A100s, else 2,048 and 256
   (``vllm/engine/arg_utils.py``, ``EngineArgs.get_batch_defaults``; the A100 exception cites vLLM PR
   #17885); ``gpu_memory_utilization`` 0.9; 16-token KV blocks; chunked prefill always on in V1.
-- **sglang**, **tgi**: no source this project ships measures either apart from vLLM (the issue's
-  independent check does, and may not be used for calibration), so both are modelled as vLLM: its
-  scheduler limits, efficiencies and overheads. Their answers say so (``source``).
+- **sglang**: its own documented scheduler limits — a step's token budget is its
+  ``chunked_prefill_size``, set by GPU memory (``python/sglang/srt/server_args.py``,
+  ``_handle_gpu_memory_settings``: 2,048 tokens under 35 GiB (T4, A10, L4, RTX 4090), 4,096 under
+  60 GiB (A100 40 GB, L40S), 8,192 under 160 GiB (A100 80 GB, H100, H200), 16,384 above (B200,
+  MI300X)), and its running requests are bounded by the KV pool with a floor of 2,048
+  (``model_runner.init_memory_pool``: ``min(max(pool tokens / context × 512, 2048), 4096)``), not
+  vLLM's 256 or 1,024 — but no source this project ships measures its costs apart from vLLM's (the
+  issue's independent check does, and may not be used for calibration), so its efficiencies and
+  overheads are vLLM's.
+- **tgi**: modelled as vLLM throughout (no shipped source measures it). Their answers say so
+  (``source``).
 - **trtllm** (``trtllm-bench`` in-flight batching): ``max_num_tokens`` 8,192 and a batch of up to 2,048
   sequences (the TensorRT-LLM performance overview's max-throughput runs), KV cache at 0.9 of free
   memory, and its default capacity policy ``GUARANTEED_NO_EVICT``: a request is admitted only with KV
@@ -72,9 +80,16 @@ class EngineProfile(NamedTuple):
     kv_bandwidth_efficiency: float | None = None
     """The share of the bandwidth attention's KV-cache reads reach (paged, per-sequence reads of many
     short blocks), where it differs from the weights' (``None``: ``bandwidth_efficiency``)."""
+    budget_tiers: tuple[tuple[float, int], ...] = ()
+    """``(GiB, tokens)`` in rising order: a GPU with less memory than the first tier's GiB gets its
+    token budget (SGLang's ``chunked_prefill_size`` by memory); empty: vLLM's large-GPU rule."""
 
     def token_budget(self, memory_gib: float, gpu_name: str) -> int:
-        """Tokens one step may process on a GPU of ``memory_gib`` (vLLM's large-GPU rule)."""
+        """Tokens one step may process on a GPU of ``memory_gib`` (the engine's tiers, or vLLM's
+        large-GPU rule)."""
+        for below, tokens in self.budget_tiers:
+            if memory_gib < below:
+                return tokens
         return self.token_budget_large if _large(memory_gib, gpu_name) else self.token_budget_small
 
     def max_seqs(self, memory_gib: float, gpu_name: str) -> int:
@@ -107,7 +122,14 @@ _VLLM: Final = EngineProfile(
 ENGINE_PROFILES: Final[dict[Engine, EngineProfile]] = {
     "vllm": _VLLM,
     "sglang": _VLLM._replace(
-        name="sglang", source=f"as vllm (no source measures sglang apart): {_VLLM.source}"
+        name="sglang",
+        token_budget_large=16384,
+        token_budget_small=16384,
+        max_seqs_large=2048,
+        max_seqs_small=2048,
+        budget_tiers=((35.0, 2048), (60.0, 4096), (160.0, 8192)),
+        source="SGLang defaults (server_args.py, chunked_prefill_size by GPU memory; max_running_requests "
+        f"at least 2,048); costs as vllm (no source measures sglang apart): {_VLLM.source}",
     ),
     "tgi": _VLLM._replace(name="tgi", source=f"as vllm (no source measures tgi apart): {_VLLM.source}"),
     "trtllm": EngineProfile(

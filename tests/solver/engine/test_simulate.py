@@ -108,3 +108,18 @@ def test_a_request_beyond_the_kv_cache_is_refused() -> None:
     small = _replica()._replace(kv_capacity_tokens=1000)
     with pytest.raises(ValueError, match="does not fit"):
         simulate(small, [(2000, 100)], load="offline", value=1, requests=10)
+
+
+@pytest.mark.parametrize(
+    ("gib", "name", "vllm", "sglang"),
+    [(24.0, "L4", 2048, 2048), (40.0, "A100 40GB", 2048, 4096), (80.0, "A100 80GB", 2048, 8192),
+     (80.0, "H100 SXM", 8192, 8192), (180.0, "B200", 8192, 16384)],
+)  # fmt: skip
+def test_each_engine_budgets_a_step_by_its_documented_defaults(
+    gib: float, name: str, vllm: int, sglang: int
+) -> None:
+    """vLLM V1: 8,192 tokens on 70 GiB or more except A100, else 2,048; SGLang: chunked_prefill_size by
+    GPU memory (2,048 under 35 GiB, 4,096 under 60, 8,192 under 160, 16,384 above)."""
+    assert ENGINE_PROFILES["vllm"].token_budget(gib, name) == vllm
+    assert ENGINE_PROFILES["sglang"].token_budget(gib, name) == sglang
+    assert ENGINE_PROFILES["sglang"].max_seqs(gib, name) == 2048
