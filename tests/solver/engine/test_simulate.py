@@ -123,3 +123,20 @@ def test_each_engine_budgets_a_step_by_its_documented_defaults(
     assert ENGINE_PROFILES["vllm"].token_budget(gib, name) == vllm
     assert ENGINE_PROFILES["sglang"].token_budget(gib, name) == sglang
     assert ENGINE_PROFILES["sglang"].max_seqs(gib, name) == 2048
+
+
+def test_a_steps_kv_reads_do_not_hide_under_its_gemms() -> None:
+    """2,048 prompt tokens beside 256 long decodes: the GEMMs are compute-bound, attention's KV reads
+    memory-bound; they run one after the other, so the step is their sum, not the roofline of the sums."""
+    arch = lookup_model("Llama 3.1 8B")
+    profile = ENGINE_PROFILES["vllm"]._replace(step_overhead_s=0.0, sequence_overhead_s=0.0)
+    cost = StepCost(arch, profile, tp=1, matmul_flops_per_s=1e15, bandwidth_bytes_per_s=2e12,
+                    weight_bytes_per_param=2.0, kv_bytes_per_element=2.0, bus_bytes_per_s=1e11,
+                    bus_latency_s=1e-5)  # fmt: skip
+    shape = StepShape(decodes=256, decode_context=256 * 4000.0, prefill_tokens=2048, prefill_attention=2048 * 1024.5,
+                      prefill_chunks=1, prompts_done=1)  # fmt: skip
+    t = cost.terms(shape)
+    assert t["linear_compute"] > t["weights"] and t["kv"] > t["attention_compute"]
+    assert cost.seconds(shape) == pytest.approx(t["linear_compute"] + t["kv"], rel=1e-12)
+    summed_roofline = max(t["linear_compute"] + t["attention_compute"], t["weights"] + t["kv"])
+    assert cost.seconds(shape) > 1.3 * summed_roofline
