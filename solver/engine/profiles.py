@@ -6,9 +6,17 @@ Scheduler limits are the engines' documented defaults:
   1,024 on GPUs with at least 70 GiB that are not A100s, else 2,048 and 256
   (``vllm/engine/arg_utils.py``, ``EngineArgs.get_batch_defaults``; the A100 exception cites vLLM PR
   #17885); ``gpu_memory_utilization`` 0.9; 16-token KV blocks; chunked prefill always on in V1.
-- **sglang**, **tgi**: no source this project ships measures either apart from vLLM (the issue's
-  independent check does, and may not be used for calibration), so both are modelled as vLLM: its
-  scheduler limits, efficiencies and overheads. Their answers say so (``source``).
+- **sglang**: its own documented scheduler limits — a step's token budget is its
+  ``chunked_prefill_size``, set by GPU memory (``python/sglang/srt/server_args.py``,
+  ``_handle_gpu_memory_settings``: 2,048 tokens under 35 GiB (T4, A10, L4, RTX 4090), 4,096 under
+  60 GiB (A100 40 GB, L40S), 8,192 under 160 GiB (A100 80 GB, H100, H200), 16,384 above (B200,
+  MI300X)), and its running requests are bounded by the KV pool with a floor of 2,048
+  (``model_runner.init_memory_pool``: ``min(max(pool tokens / context × 512, 2048), 4096)``), not
+  vLLM's 256 or 1,024 — but no source this project ships measures its costs apart from vLLM's (the
+  issue's independent check does, and may not be used for calibration), so its efficiencies and
+  overheads are vLLM's.
+- **tgi**: modelled as vLLM throughout (no shipped source measures it). Their answers say so
+  (``source``).
 - **trtllm** (``trtllm-bench`` in-flight batching): ``max_num_tokens`` 8,192 and a batch of up to 2,048
   sequences (the TensorRT-LLM performance overview's max-throughput runs), KV cache at 0.9 of free
   memory, and its default capacity policy ``GUARANTEED_NO_EVICT``: a request is admitted only with KV
@@ -16,22 +24,29 @@ Scheduler limits are the engines' documented defaults:
 
 The efficiencies and overheads are fitted, not documented: ``compute_efficiency`` (the share of the
 GPU's achievable matmul rate a step's prefill and decode FLOPs reach), ``bandwidth_efficiency`` (the
-share of its memory bandwidth weight and KV reads reach), ``step_overhead_s`` (scheduling, sampling,
-kernel launches per step), ``sequence_overhead_s`` (per running sequence per step: sampling, output
-processing) and ``request_overhead_s`` (the front end's serial work per request: HTTP, tokenising,
-detokenising, scheduling it). ``python -m tests.solver.engine.engine_fit`` fits them:
+share of its memory bandwidth the weights' reads reach), ``kv_bandwidth_efficiency`` (the share the
+KV cache's paged reads reach), ``step_overhead_s`` (scheduling, sampling, kernel launches per step),
+``sequence_overhead_s`` (per running sequence per step: sampling, output processing) and
+``request_overhead_s`` (the front end's serial work per request: HTTP, tokenising, detokenising,
+scheduling it). ``python -m tests.solver.engine.engine_fit`` fits them:
 
-- the GPU-side four on the even half of the shipped TensorRT-LLM offline rows (least squares on log
-  error within plausible bounds; the step overhead sits at its 6 ms bound); the odd half, held out,
-  scores a median error of 17.3 %, p90 44.5 %, 96 % within 2x (n = 129). ``trtllm`` takes them as
-  they are (``trtllm-bench`` has no HTTP front end: no request overhead).
+- the GPU-side five on the even half of the shipped TensorRT-LLM offline rows (least squares on log
+  error within plausible bounds; the step overhead sits at its 2 ms bound, a prior: the offline rows
+  cannot tell it from the bandwidth shares, ``engine_fit.BOUNDS``): compute 0.661, weights' bandwidth
+  0.639, KV bandwidth 0.558, 2 ms a step, 8 µs a sequence. The odd half, held out, scores a median
+  error of 16.2 %, p90 37.5 %, 98 % within 2x (n = 129). ``trtllm`` takes them as they are
+  (``trtllm-bench`` has no HTTP front end: no request overhead).
 - vLLM's front end and prefill on Mélange's short-output rows (its vLLM runs with at most 25 output
-  tokens, where decoding costs little): ``request_overhead_s`` 26.3 ms and ``compute_efficiency``
-  0.296. The front end is why short requests top out near 38 requests/s on one replica however fast
+  tokens, where decoding costs little): ``request_overhead_s`` 26.5 ms and ``compute_efficiency``
+  0.303. The front end is why short requests top out near 38 requests/s on one replica however fast
   the GPU (Mélange measures 41-47 on H100 and A100 at 12 tokens in and out); the 2 ms front end
-  assumed before predicted about ten times that on H100. Prefill in vLLM reaches about half the share of
-  TensorRT-LLM's. Decoding keeps the TensorRT-LLM bandwidth share: Mélange's longer outputs ran under
-  a latency SLO it does not state, so they bound vLLM's saturated decode rate from below only.
+  assumed before predicted about ten times that on H100. Prefill in vLLM reaches about half the share
+  of TensorRT-LLM's. Decoding keeps TensorRT-LLM's step costs: Mélange's vLLM (early 2024) spent
+  about 0.44 ms of CPU per running sequence every step (fitted on its even rows, its odd rows then
+  within 11 % median, ``tests/solver/engine/test_accuracy.py``), the cost that vLLM's later releases
+  took off the step (separate API-server and engine processes, asynchronous output processing, the V1
+  engine's persistent batch); carried into this profile it would cap any replica near 2,300 output
+  tokens/s however fast the GPU.
 """
 
 from __future__ import annotations
@@ -62,9 +77,19 @@ class EngineProfile(NamedTuple):
     request_overhead_s: float
     source: str
     reserve_output: bool = False
+    kv_bandwidth_efficiency: float | None = None
+    """The share of the bandwidth attention's KV-cache reads reach (paged, per-sequence reads of many
+    short blocks), where it differs from the weights' (``None``: ``bandwidth_efficiency``)."""
+    budget_tiers: tuple[tuple[float, int], ...] = ()
+    """``(GiB, tokens)`` in rising order: a GPU with less memory than the first tier's GiB gets its
+    token budget (SGLang's ``chunked_prefill_size`` by memory); empty: vLLM's large-GPU rule."""
 
     def token_budget(self, memory_gib: float, gpu_name: str) -> int:
-        """Tokens one step may process on a GPU of ``memory_gib`` (vLLM's large-GPU rule)."""
+        """Tokens one step may process on a GPU of ``memory_gib`` (the engine's tiers, or vLLM's
+        large-GPU rule)."""
+        for below, tokens in self.budget_tiers:
+            if memory_gib < below:
+                return tokens
         return self.token_budget_large if _large(memory_gib, gpu_name) else self.token_budget_small
 
     def max_seqs(self, memory_gib: float, gpu_name: str) -> int:
@@ -84,19 +109,27 @@ _VLLM: Final = EngineProfile(
     max_seqs_small=256,
     memory_fraction=0.9,
     block_tokens=16,
-    compute_efficiency=0.296,
-    bandwidth_efficiency=0.684,
-    step_overhead_s=6.0e-3,
-    sequence_overhead_s=9e-6,
-    request_overhead_s=26.3e-3,
+    compute_efficiency=0.303,
+    bandwidth_efficiency=0.639,
+    step_overhead_s=2.0e-3,
+    sequence_overhead_s=8e-6,
+    request_overhead_s=26.5e-3,
     source="vLLM V1 defaults (EngineArgs.get_batch_defaults); front end and prefill fitted on Mélange's "
     "vLLM rows, the rest on TensorRT-LLM's",
+    kv_bandwidth_efficiency=0.558,
 )
 
 ENGINE_PROFILES: Final[dict[Engine, EngineProfile]] = {
     "vllm": _VLLM,
     "sglang": _VLLM._replace(
-        name="sglang", source=f"as vllm (no source measures sglang apart): {_VLLM.source}"
+        name="sglang",
+        token_budget_large=16384,
+        token_budget_small=16384,
+        max_seqs_large=2048,
+        max_seqs_small=2048,
+        budget_tiers=((35.0, 2048), (60.0, 4096), (160.0, 8192)),
+        source="SGLang defaults (server_args.py, chunked_prefill_size by GPU memory; max_running_requests "
+        f"at least 2,048); costs as vllm (no source measures sglang apart): {_VLLM.source}",
     ),
     "tgi": _VLLM._replace(name="tgi", source=f"as vllm (no source measures tgi apart): {_VLLM.source}"),
     "trtllm": EngineProfile(
@@ -107,13 +140,14 @@ ENGINE_PROFILES: Final[dict[Engine, EngineProfile]] = {
         max_seqs_small=2048,
         memory_fraction=0.9,
         block_tokens=32,
-        compute_efficiency=0.613,
-        bandwidth_efficiency=0.684,
-        step_overhead_s=6.0e-3,
-        sequence_overhead_s=9e-6,
+        compute_efficiency=0.661,
+        bandwidth_efficiency=0.639,
+        step_overhead_s=2.0e-3,
+        sequence_overhead_s=8e-6,
         request_overhead_s=0.0,
         source="trtllm-bench max-throughput settings (TensorRT-LLM perf overview); efficiencies fitted",
         reserve_output=True,
+        kv_bandwidth_efficiency=0.558,
     ),
 }
 """Per engine: its scheduler limits and fitted costs."""

@@ -2,18 +2,30 @@
 
 A step of a continuous-batching engine runs one forward pass over every scheduled token: ``D``
 decoding sequences (one token each, attending to their whole context) and prefill chunks (``P``
-prompt tokens, each chunk attending to its prefix). On a replica of ``tp`` GPUs:
+prompt tokens, each chunk attending to its prefix). On a replica of ``tp`` GPUs the step's kernels
+fall in two kinds, each bound by its own roofline, one after the other (a layer's attention waits
+for its QKV projection and feeds its output projection, so the two kinds do not overlap):
 
-- **compute** = (2 × active non-embedding parameters × (P + D) + the output head for the ``D`` + chunk
-  ends that sample + 4 × layers × query width × the tokens' attention context) ÷ (``tp`` × the GPU's
-  achievable matmul rate at the weights' precision × the engine's ``compute_efficiency``);
-- **memory** = (the weights the step touches — all of a dense model; of a mixture of experts the shared
-  part plus the experts its tokens route to, ``1 − (1 − k/E)^T`` of them — plus the KV cache it reads
-  and writes) ÷ (``tp`` × bandwidth × ``bandwidth_efficiency``);
+- **the linear layers** (QKV/output projections, MLP or experts, the output head): FLOPs = 2 × active
+  non-embedding parameters × (P + D) + the output head for the ``D`` + chunk ends that sample;
+  bytes = the weights the step touches — all of a dense model; of a mixture of experts the shared
+  part plus the experts its tokens route to, ``1 − (1 − k/E)^T`` of them;
+- **attention**: FLOPs = 4 × layers × query width × the tokens' attention context; bytes = the KV
+  cache it reads and writes;
+
+each taking ``max(FLOPs ÷ (tp × achievable matmul rate × compute_efficiency), bytes ÷ (tp ×
+bandwidth × its bandwidth share))`` — ``bandwidth_efficiency`` for the weights, streamed whole, and
+``kv_bandwidth_efficiency`` for the KV cache, read in small paged blocks per sequence. A roofline over the step's summed FLOPs and bytes instead
+(``max(ΣFLOPs, Σbytes)``) lets a large batch's KV reads hide under its weight GEMMs' compute, which
+no kernel schedule does: the attention of a step of many long sequences is memory-bound while its
+GEMMs are compute-bound, and the two add up. Then
+
 - **sync** = two all-reduces per layer of the step's activations over the tensor-parallel group
   (ring: ``2(tp − 1)/tp`` × bytes ÷ bus bandwidth + latency);
 
-and the step takes ``step_overhead + sequence_overhead × sequences + max(compute, memory) + sync``.
+and the step takes ``step_overhead + sequence_overhead × sequences + linear + attention + sync``.
+:meth:`StepCost.terms` gives those parts of one step apart (``make accuracy`` breaks the held-out
+rows' predictions into them).
 """
 
 from __future__ import annotations
@@ -69,6 +81,8 @@ class StepCost:
         self.attention_flops = 4.0 * arch.layers * arch.attention_heads * arch.effective_head_dim
         self.compute_rate = tp * matmul_flops_per_s * profile.compute_efficiency
         self.bandwidth = tp * bandwidth_bytes_per_s * profile.bandwidth_efficiency
+        kv_share = profile.kv_bandwidth_efficiency or profile.bandwidth_efficiency
+        self.kv_bandwidth = tp * bandwidth_bytes_per_s * kv_share
         self._weights(arch, weight_bytes_per_param)
         kv_shards = min(tp, max(arch.kv_heads, 1)) if arch.kv_cache_width is None else 1
         self.kv_bytes_per_token = arch.layers * arch.kv_elements_per_token_layer * kv_bytes_per_element
@@ -95,31 +109,43 @@ class StepCost:
     def decode_seconds(self, decodes: int, contexts: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         """Seconds of pure decode steps of ``decodes`` sequences at each summed context in ``contexts``
         (what :meth:`seconds` gives each, computed together)."""
-        flops = (self.flops_per_token + self.head_flops) * decodes + self.attention_flops * contexts
-        moved = self.weights_read(decodes) + self.kv_bytes_per_token * (
-            self.kv_read_scale * contexts + decodes
+        linear = max((self.flops_per_token + self.head_flops) * decodes / self.compute_rate,
+                     self.weights_read(decodes) / self.bandwidth)  # fmt: skip
+        kv_bytes = self.kv_bytes_per_token * (self.kv_read_scale * contexts + decodes)
+        attention = np.maximum(
+            self.attention_flops * contexts / self.compute_rate, kv_bytes / self.kv_bandwidth
         )
         sync = self.sync_bytes_per_token * decodes / self.bus + self.sync_latency if self.tp > 1 else 0.0
         overhead = self.profile.step_overhead_s + self.profile.sequence_overhead_s * decodes
-        result: npt.NDArray[np.float64] = (
-            overhead + np.maximum(flops / self.compute_rate, moved / self.bandwidth) + sync
-        )
+        result: npt.NDArray[np.float64] = overhead + linear + attention + sync
         return result
+
+    def terms(self, shape: StepShape) -> dict[str, float]:
+        """Seconds of each part of one step of ``shape``: the linear layers' weight reads and
+        compute, attention's KV reads and compute (the larger of each pair counts), the all-reduces,
+        and the engine's fixed and per-sequence overheads."""
+        tokens = shape.decodes + shape.prefill_tokens
+        if tokens <= 0:
+            return dict.fromkeys(("weights", "linear_compute", "kv", "attention_compute", "sync",
+                                  "step_overhead", "sequence_overhead"), 0.0)  # fmt: skip
+        sampled = shape.decodes + shape.prompts_done
+        kv_read = self.kv_bytes_per_token * self.kv_read_scale * (shape.decode_context + shape.prefill_prefix)
+        attention = shape.decode_context + shape.prefill_attention
+        sync = self.sync_bytes_per_token * tokens / self.bus + self.sync_latency if self.tp > 1 else 0.0
+        return {
+            "weights": self.weights_read(tokens) / self.bandwidth,
+            "linear_compute": (self.flops_per_token * tokens + self.head_flops * sampled) / self.compute_rate,
+            "kv": (kv_read + self.kv_bytes_per_token * tokens) / self.kv_bandwidth,
+            "attention_compute": self.attention_flops * attention / self.compute_rate,
+            "sync": sync,
+            "step_overhead": self.profile.step_overhead_s,
+            "sequence_overhead": self.profile.sequence_overhead_s * (shape.decodes + shape.prefill_chunks),
+        }
 
     def seconds(self, shape: StepShape) -> float:
         """Seconds one step of ``shape`` takes."""
-        tokens = shape.decodes + shape.prefill_tokens
-        if tokens <= 0:
+        if shape.decodes + shape.prefill_tokens <= 0:
             return 0.0
-        sampled = shape.decodes + shape.prompts_done
-        attention = shape.decode_context + shape.prefill_attention
-        flops = self.flops_per_token * tokens + self.head_flops * sampled + self.attention_flops * attention
-        kv_read = self.kv_bytes_per_token * self.kv_read_scale * (shape.decode_context + shape.prefill_prefix)
-        moved = self.weights_read(tokens) + kv_read + self.kv_bytes_per_token * tokens
-        sync = 0.0
-        if self.tp > 1:
-            sync = self.sync_bytes_per_token * tokens / self.bus + self.sync_latency
-        overhead = self.profile.step_overhead_s + self.profile.sequence_overhead_s * (
-            shape.decodes + shape.prefill_chunks
-        )
-        return overhead + max(flops / self.compute_rate, moved / self.bandwidth) + sync
+        t = self.terms(shape)
+        return (t["step_overhead"] + t["sequence_overhead"] + max(t["weights"], t["linear_compute"])
+                + max(t["kv"], t["attention_compute"]) + t["sync"])  # fmt: skip

@@ -45,14 +45,25 @@ def test_one_step_is_the_roofline_worked_by_hand() -> None:
                     weight_bytes_per_param=2.0, kv_bytes_per_element=2.0, bus_bytes_per_s=1e11,
                     bus_latency_s=1e-5)  # fmt: skip
     shape = StepShape(decodes=64, decode_context=64 * 1000.0)
-    weights = arch.params_b * 1e9 * 2.0
+    weights = arch.params_b * 1e9 * 2.0 / (2e12 * profile.bandwidth_efficiency)
     kv_per_token = arch.layers * arch.kv_elements_per_token_layer * 2.0
-    memory = (weights + kv_per_token * 64_000 + kv_per_token * 64) / (2e12 * profile.bandwidth_efficiency)
-    flops = (2 * (arch.params_b * 1e9 - arch.embedding_params) * 64 + 2 * arch.hidden_size * arch.vocab_size * 64
-             + 4 * arch.layers * arch.attention_heads * arch.effective_head_dim * 64_000)  # fmt: skip
-    compute = flops / (1e15 * profile.compute_efficiency)
-    assert cost.seconds(shape) == pytest.approx(0.001 + 64 * 1e-5 + max(memory, compute), rel=1e-9)
-    assert memory > compute  # decoding 64 sequences is bandwidth-bound
+    kv_share = profile.kv_bandwidth_efficiency or profile.bandwidth_efficiency  # paged KV reads
+    kv = (kv_per_token * 64_000 + kv_per_token * 64) / (2e12 * kv_share)
+    gemms = (2 * (arch.params_b * 1e9 - arch.embedding_params) * 64
+             + 2 * arch.hidden_size * arch.vocab_size * 64) / (1e15 * profile.compute_efficiency)  # fmt: skip
+    attention = (
+        4
+        * arch.layers
+        * arch.attention_heads
+        * arch.effective_head_dim
+        * 64_000
+        / (1e15 * profile.compute_efficiency)
+    )
+    # the linear layers and attention each on their own roofline, one after the other
+    assert cost.seconds(shape) == pytest.approx(
+        0.001 + 64 * 1e-5 + max(weights, gemms) + max(kv, attention), rel=1e-9
+    )
+    assert weights > gemms and kv > attention  # decoding 64 sequences is bandwidth-bound
 
 
 def test_ttft_grows_with_the_arrival_rate_until_the_replica_cannot_keep_up() -> None:
@@ -97,3 +108,35 @@ def test_a_request_beyond_the_kv_cache_is_refused() -> None:
     small = _replica()._replace(kv_capacity_tokens=1000)
     with pytest.raises(ValueError, match="does not fit"):
         simulate(small, [(2000, 100)], load="offline", value=1, requests=10)
+
+
+@pytest.mark.parametrize(
+    ("gib", "name", "vllm", "sglang"),
+    [(24.0, "L4", 2048, 2048), (40.0, "A100 40GB", 2048, 4096), (80.0, "A100 80GB", 2048, 8192),
+     (80.0, "H100 SXM", 8192, 8192), (180.0, "B200", 8192, 16384)],
+)  # fmt: skip
+def test_each_engine_budgets_a_step_by_its_documented_defaults(
+    gib: float, name: str, vllm: int, sglang: int
+) -> None:
+    """vLLM V1: 8,192 tokens on 70 GiB or more except A100, else 2,048; SGLang: chunked_prefill_size by
+    GPU memory (2,048 under 35 GiB, 4,096 under 60, 8,192 under 160, 16,384 above)."""
+    assert ENGINE_PROFILES["vllm"].token_budget(gib, name) == vllm
+    assert ENGINE_PROFILES["sglang"].token_budget(gib, name) == sglang
+    assert ENGINE_PROFILES["sglang"].max_seqs(gib, name) == 2048
+
+
+def test_a_steps_kv_reads_do_not_hide_under_its_gemms() -> None:
+    """2,048 prompt tokens beside 256 long decodes: the GEMMs are compute-bound, attention's KV reads
+    memory-bound; they run one after the other, so the step is their sum, not the roofline of the sums."""
+    arch = lookup_model("Llama 3.1 8B")
+    profile = ENGINE_PROFILES["vllm"]._replace(step_overhead_s=0.0, sequence_overhead_s=0.0)
+    cost = StepCost(arch, profile, tp=1, matmul_flops_per_s=1e15, bandwidth_bytes_per_s=2e12,
+                    weight_bytes_per_param=2.0, kv_bytes_per_element=2.0, bus_bytes_per_s=1e11,
+                    bus_latency_s=1e-5)  # fmt: skip
+    shape = StepShape(decodes=256, decode_context=256 * 4000.0, prefill_tokens=2048, prefill_attention=2048 * 1024.5,
+                      prefill_chunks=1, prompts_done=1)  # fmt: skip
+    t = cost.terms(shape)
+    assert t["linear_compute"] > t["weights"] and t["kv"] > t["attention_compute"]
+    assert cost.seconds(shape) == pytest.approx(t["linear_compute"] + t["kv"], rel=1e-12)
+    summed_roofline = max(t["linear_compute"] + t["attention_compute"], t["weights"] + t["kv"])
+    assert cost.seconds(shape) > 1.3 * summed_roofline
