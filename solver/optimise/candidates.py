@@ -268,10 +268,8 @@ class _Enumerator:
         vcpus = supply.vcpus_per_gpu if self.context.decodes_images else None
         shape = (supply.gpu_id, gpu.memory_gib, supply.gpus_per_unit, supply.interconnect,
                  supply.network.network_class, supply.network.gbps, host, vcpus)  # fmt: skip
-        topology = Topology(gpus_per_instance=supply.gpus_per_unit, interconnect=supply.interconnect,
-                            network=supply.network)  # fmt: skip
         steps = self.cache.get("steps", (self.key, shape, max_gpus),
-                               lambda: shape_steps(self.context, gpu, topology, max_gpus, host, vcpus))  # fmt: skip
+                               lambda: shape_steps(self.context, gpu, _topology(supply), max_gpus, host, vcpus))  # fmt: skip
         if not steps:
             self.rejections.add(supply, "quota", 0, "one unit has {} GPUs, above max_gpus {}",
                                 supply.gpus_per_unit, max_gpus, admit_at=supply.gpus_per_unit)  # fmt: skip
@@ -322,6 +320,11 @@ class _Enumerator:
             _candidate(*self.at(i, edge=True), self.edges.hours[i], summary, gpus, edge=True)
             for i, summary in zip(picked.kept, summaries, strict=True)
         ]
+
+
+def _topology(supply: Supply) -> Topology:
+    return Topology(gpus_per_instance=supply.gpus_per_unit, interconnect=supply.interconnect,
+                    network=supply.network)  # fmt: skip
 
 
 def _capped(supply: Supply, table: StepTable, rejections: _Rejections) -> StepTable:

@@ -176,20 +176,20 @@ class StepTable(NamedTuple):
     gpu_counts: list[int]
     failed: list[ShapeStep]
     edge_hours: list[float]
+    has_edges: bool
+    """Whether any step has an edge layout (an ``edge_hours`` entry that is not NaN)."""
 
     @classmethod
     def of(cls, steps: list[ShapeStep], amount: Callable[[str], float]) -> StepTable:
+        edge_hours = [_hours(s.edge_rate, amount) for s in steps]
         return cls(
             hours=[_hours(s.rate, amount) for s in steps],
             units=[step.units for step in steps],
             gpu_counts=[step.gpu_count for step in steps],
             failed=[step for step in steps if step.rejection is not None],
-            edge_hours=[_hours(s.edge_rate, amount) for s in steps],
+            edge_hours=edge_hours,
+            has_edges=any(not math.isnan(h) for h in edge_hours),
         )
-
-    @property
-    def has_edges(self) -> bool:
-        return any(not math.isnan(h) for h in self.edge_hours)
 
 
 def _hours(rate: ThroughputEstimate | None, amount: Callable[[str], float]) -> float:
