@@ -110,7 +110,11 @@ def serve_process(
 def serving(app: Litestar) -> Iterator[str]:
     """Serve ``app`` until the block ends; yields its base URL."""
     port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", ws="none")
+    # loop "asyncio": with uvloop installed, uvicorn < 0.36 makes it the process's event-loop policy,
+    # and later asyncio.run calls in this test process would resolve names without socket.getaddrinfo
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", ws="none", loop="asyncio"
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from service.cli import main
-from tests.service.plans.test_api_serving_plans import SERVING
+from tests.service.launch.test_api_launch import MIXED
 
 TRAIN = {"kind": "train", "model": {"name": "Llama 3.1 8B"}, "tokens": 20_000_000_000}
 
@@ -31,7 +31,7 @@ def test_launch_prints_the_yaml_of_each_format(
 def test_a_serving_launch_without_its_replica_type_names_it(
     cli_db: str, body_file: Callable[[object], str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["plan", body_file(SERVING), "--db", cli_db, "--json"]) == 0
+    assert main(["plan", body_file(MIXED), "--db", cli_db, "--json"]) == 0
     plan_id = json.loads(capsys.readouterr().out)["plan_id"]
     assert main(["plans", "launch", plan_id, "--format", "skypilot", "--db", cli_db]) == 1
     assert "replica_type" in capsys.readouterr().err

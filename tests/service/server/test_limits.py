@@ -36,6 +36,7 @@ def server() -> Iterator[tuple[str, int]]:
         timeout_keep_alive=5,
         h11_max_incomplete_event_size=MAX_HEAD_BYTES,
         ws="none",
+        loop="asyncio",  # not uvloop as the process's policy (see tests/service/live_server.py)
         log_level="warning",
         lifespan="on",
     )
