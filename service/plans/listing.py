@@ -1,7 +1,8 @@
 """``GET /v1/plans``: the stored plans, newest first, as one summary each (not the whole plans).
 
-Each plan's summary is written with the plan (``plan_summaries``, migration 7), so a list filters
-and pages on plain columns instead of parsing every stored plan's JSON.
+Each plan's summary is written in the plan's own row (columns of ``plans``, migration 16; before it
+a table of its own, migration 7), so a list filters and pages on plain columns instead of parsing
+every stored plan's JSON.
 """
 
 from __future__ import annotations
@@ -13,13 +14,20 @@ from typing import Any, Final, Literal
 import msgspec
 
 from service.catalog.gpu_names import resolve_gpu_names, resolve_slice
-from service.db.backend import Cursor
 from service.db.store import Store
 from service.errors import InvalidParameter
 from service.plans.schemas import AnyPlan, PlanOut
 from solver import WorkloadKind
 
-__all__ = ["PlanListQuery", "PlanPage", "PlanSummary", "list_plans", "parse_timestamp", "save_summary"]
+__all__ = [
+    "SUMMARY_COLUMNS",
+    "PlanListQuery",
+    "PlanPage",
+    "PlanSummary",
+    "list_plans",
+    "parse_timestamp",
+    "summary_row",
+]
 
 
 class PlanSummary(msgspec.Struct, kw_only=True):
@@ -73,21 +81,18 @@ def parse_timestamp(text: str, field: str) -> datetime:
 
 _COLUMNS: Final = "plan_id, created_at, plan_type, kind, model, gpus, gpu_count, total_usd, hours"
 
+SUMMARY_COLUMNS: Final = ("plan_type", "model", "gpus", "gpu_count", "total_usd", "hours")
+"""The columns of ``plans`` that hold its summary, in :func:`summary_row`'s order."""
 
-def save_summary(cur: Cursor, plan: AnyPlan) -> None:
-    """Write ``plan``'s summary (in the transaction that stores the plan)."""
+
+def summary_row(plan: AnyPlan) -> list[Any]:
+    """``plan``'s summary, column by column (:data:`SUMMARY_COLUMNS`), stored with the plan."""
     if isinstance(plan, PlanOut):
-        gpus = [plan.choice.gpu]
-        count, total, hours = plan.choice.gpu_count, plan.cost.total_usd, plan.estimate.hours
-    else:
-        gpus = list(dict.fromkeys(r.gpu for r in plan.choice.replicas))
-        count = sum(r.replicas * r.tp for r in plan.choice.replicas)
-        total, hours = plan.cost.total_usd, plan.cost.hours
-    plan_type = "job" if isinstance(plan, PlanOut) else "serving"
-    cur.execute(
-        f"INSERT INTO plan_summaries ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [plan.plan_id, plan.created_at, plan_type, plan.kind, plan.model, gpus, count, total, hours],
-    )
+        return ["job", plan.model, [plan.choice.gpu], plan.choice.gpu_count, plan.cost.total_usd,
+                plan.estimate.hours]  # fmt: skip
+    gpus = list(dict.fromkeys(r.gpu for r in plan.choice.replicas))
+    count = sum(r.replicas * r.tp for r in plan.choice.replicas)
+    return ["serving", plan.model, gpus, count, plan.cost.total_usd, plan.cost.hours]
 
 
 def _gpu_ids(store: Store, text: str) -> list[str]:
@@ -112,10 +117,9 @@ def list_plans(store: Store, query: PlanListQuery) -> PlanPage:
         params.append(query.created_after)
     clause = f"WHERE {' AND '.join(where)}" if where else ""
     with store.cursor() as cur:
-        total_row = cur.execute(f"SELECT count(*) FROM plan_summaries {clause}", params).fetchone()
+        total_row = cur.execute(f"SELECT count(*) FROM plans {clause}", params).fetchone()
         rows = cur.execute(
-            f"SELECT {_COLUMNS} FROM plan_summaries {clause} "
-            "ORDER BY created_at DESC, plan_id DESC LIMIT ? OFFSET ?",
+            f"SELECT {_COLUMNS} FROM plans {clause} ORDER BY created_at DESC, plan_id DESC LIMIT ? OFFSET ?",
             [*params, query.limit, query.offset],
         ).fetchall()
     items = [

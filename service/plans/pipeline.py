@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import msgspec
 
-from service.db.backend import Cursor
 from service.db.snapshot import CatalogSnapshot
 from service.db.store import Store
 from service.errors import NotFound
@@ -22,7 +21,7 @@ from service.ops.metrics import PLAN_SOLVE_SECONDS
 from service.plans.fleets import FleetSpec, ReplicaOptions, ServingFleets, SolvedFleet
 from service.plans.inputs import PlanInputs, PlanSettings
 from service.plans.jobs import JobPlans
-from service.plans.listing import save_summary
+from service.plans.listing import SUMMARY_COLUMNS, summary_row
 from service.plans.owned import OWNED_SUPPLIES, inventory_supplies
 from service.plans.render import PlanStamp
 from service.plans.schemas import AnyPlan
@@ -102,6 +101,12 @@ def _market(snapshot: CatalogSnapshot, request: PlanBase, filters: SupplyFilter)
     return msgspec.structs.replace(
         rented, supplies=[*rented.supplies, *kept], rejections=[*rented.rejections, *rejections]
     )
+
+
+_INSERT_PLAN: Final = (
+    f"INSERT INTO plans (plan_id, created_at, kind, request, plan, {', '.join(SUMMARY_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * (5 + len(SUMMARY_COLUMNS)))})"
+)
 
 
 class PlanService:
@@ -201,22 +206,10 @@ class PlanService:
         )
 
     def save(self, plan: AnyPlan, request: PlanBase) -> None:
-        """The plan and its summary (for ``GET /v1/plans``), in one transaction."""
-
-        def insert(cur: Cursor) -> None:
-            cur.execute(
-                "INSERT INTO plans VALUES (?, ?, ?, ?, ?)",
-                [
-                    plan.plan_id,
-                    plan.created_at,
-                    plan.kind,
-                    msgspec.json.encode(request).decode(),
-                    msgspec.json.encode(plan).decode(),
-                ],
-            )
-            save_summary(cur, plan)
-
-        self.store.transaction(insert)
+        """The plan with its summary (for ``GET /v1/plans``): one row, one statement."""
+        row = [plan.plan_id, plan.created_at, plan.kind, msgspec.json.encode(request).decode(),
+               msgspec.json.encode(plan).decode(), *summary_row(plan)]  # fmt: skip
+        self.store.transaction(lambda cur: cur.execute(_INSERT_PLAN, row))
 
     def get(self, plan_id: str) -> AnyPlan:
         """A stored plan, as it was returned when it was made."""

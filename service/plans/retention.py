@@ -1,5 +1,5 @@
-"""Stored plans are kept ``GPUPLAN_PLAN_RETENTION_DAYS`` days (0: forever), then deleted with their
-summaries in one transaction; the scheduler runs :func:`delete_expired_plans` every hour.
+"""Stored plans are kept ``GPUPLAN_PLAN_RETENTION_DAYS`` days (0: forever), then deleted (a plan's
+summary is in its row); the scheduler runs :func:`delete_expired_plans` every hour.
 
 Plans are the one table that grows with traffic (every ``POST /v1/plans``); a service that keeps them
 forever grows its database, and on DuckDB its memory, without bound. A deleted plan's URL answers 404.
@@ -26,7 +26,6 @@ def delete_expired_plans(store: Store, days: float, now: datetime | None = None)
 
     def delete(cur: Cursor) -> int:
         row = cur.execute("SELECT count(*) FROM plans WHERE created_at < ?", [cutoff]).fetchone()
-        cur.execute("DELETE FROM plan_summaries WHERE created_at < ?", [cutoff])
         cur.execute("DELETE FROM plans WHERE created_at < ?", [cutoff])
         return int(row[0]) if row else 0
 

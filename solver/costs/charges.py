@@ -38,7 +38,7 @@ from typing import Final, NamedTuple
 import msgspec
 import numpy as np
 import numpy.typing as npt
-from scipy.stats import poisson
+from scipy.special import ndtri, pdtr
 
 from solver.costs.reliability import optimal_checkpoint_interval
 
@@ -260,12 +260,23 @@ _TERM_FIELDS: Final = {name: i for i, name in enumerate(SupplyTerms.__struct_fie
 
 
 def _poisson_quantile(mean: _Floats, q: float) -> _Floats:
-    """The ``q`` quantile of Poisson counts of these means: 0 wherever P(0) = e^-mean reaches ``q``
-    (most rows: few interruptions), scipy's exact quantile for the rest."""
+    """The ``q`` quantile of Poisson counts of these means (the least ``k`` whose CDF reaches ``q``):
+    0 wherever P(0) = e^-mean reaches ``q`` (most rows: few interruptions). The rest start at the
+    Cornish-Fisher estimate and step to the exact count on the CDF: the same answer as
+    ``scipy.stats.poisson.ppf`` (a test compares them), about 4x faster on a plan's thousand rows, since
+    ``ppf`` inverts the incomplete gamma function iteratively per row."""
     found = np.zeros_like(mean)
     rest = mean > -np.log(q)
-    if rest.any():
-        found[rest] = poisson.ppf(q, mean[rest])
+    if not rest.any():
+        return found
+    means = mean[rest]
+    z = float(ndtri(q))
+    counts = np.maximum(np.floor(means + z * np.sqrt(means) + (z * z - 1.0) / 6.0), 0.0)
+    while (short := pdtr(counts, means) < q).any():  # never more than a few steps
+        counts += short
+    while (over := (counts > 0) & (pdtr(counts - 1.0, means) >= q)).any():
+        counts -= over
+    found[rest] = counts
     return found
 
 

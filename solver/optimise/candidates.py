@@ -41,6 +41,7 @@ from solver.optimise.shape_steps import (
     StepContext,
     StepTable,
     ThroughputFn,
+    failure_rank,
     gpu_counts,
     shape_steps,
 )
@@ -268,15 +269,13 @@ class _Enumerator:
         vcpus = supply.vcpus_per_gpu if self.context.decodes_images else None
         shape = (supply.gpu_id, gpu.memory_gib, supply.gpus_per_unit, supply.interconnect,
                  supply.network.network_class, supply.network.gbps, host, vcpus)  # fmt: skip
-        steps = self.cache.get("steps", (self.key, shape, max_gpus),
-                               lambda: shape_steps(self.context, gpu, _topology(supply), max_gpus, host, vcpus))  # fmt: skip
+        steps, unit = self.cache.get("steps", (self.key, shape, max_gpus),
+                                     lambda: _with_unit(shape_steps(self.context, gpu, _topology(supply), max_gpus, host, vcpus)))  # fmt: skip
         if not steps:
             self.rejections.add(supply, "quota", 0, "one unit has {} GPUs, above max_gpus {}",
                                 supply.gpus_per_unit, max_gpus, admit_at=supply.gpus_per_unit)  # fmt: skip
             return
-        # the hours depend on the amount of work: key them by it, even where only an edge layout runs
-        rate = next((r for step in steps for r in (step.rate, step.edge_rate) if r is not None), None)
-        amount = None if rate is None else self.amount(rate.unit)
+        amount = None if unit is None else self.amount(unit)
         table = self.cache.get("hours", (self.key, shape, max_gpus, amount),
                                lambda: StepTable.of(steps, self.amount))  # fmt: skip
         if supply.max_units is not None:
@@ -286,8 +285,7 @@ class _Enumerator:
             for step in table.failed:
                 assert step.rejection is not None
                 reason, detail = step.rejection
-                rank = step.need_gib if reason == "memory" else None
-                self.rejections.add(supply, reason, step.gpu_count, "{}", detail, rank=rank)
+                self.rejections.add(supply, reason, step.gpu_count, "{}", detail, rank=failure_rank(step))
         # per kind of price too: each kind's own optimum must survive the pruning (pricing_options)
         seller = (supply.gpu_id, supply.provider or supply.acquisition, supply.pricing)
         group = self.groups.setdefault(seller, len(self.groups))
@@ -320,6 +318,13 @@ class _Enumerator:
             _candidate(*self.at(i, edge=True), self.edges.hours[i], summary, gpus, edge=True)
             for i, summary in zip(picked.kept, summaries, strict=True)
         ]
+
+
+def _with_unit(steps: list[ShapeStep]) -> tuple[list[ShapeStep], str | None]:
+    """A shape's steps with the unit their rates are in (``None`` when no count runs): the hours depend
+    on the amount of work, so they are keyed by it, even where only an edge layout runs."""
+    rate = next((r for step in steps for r in (step.rate, step.edge_rate) if r is not None), None)
+    return steps, None if rate is None else rate.unit
 
 
 def _topology(supply: Supply) -> Topology:

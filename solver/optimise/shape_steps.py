@@ -26,7 +26,7 @@ from solver.throughput.data_loading import decode_shortfall
 from solver.throughput.estimate import ThroughputEstimate, Topology
 from solver.throughput.layout_search import LayoutCache, LayoutChoice, LayoutFailure, search_layout
 
-__all__ = ["EXACT_COUNTS_UP_TO", "ShapeStep", "StepContext", "StepTable", "gpu_counts", "shape_steps"]
+__all__ = ["EXACT_COUNTS_UP_TO", "ShapeStep", "StepContext", "StepTable", "failure_rank", "gpu_counts", "shape_steps"]
 
 EXACT_COUNTS_UP_TO: Final = 512
 """GPU counts up to this are tried at every 8 (and 1, 2, 4); beyond, four per doubling (×1, ×1.25,
@@ -175,6 +175,9 @@ class StepTable(NamedTuple):
     units: list[int]
     gpu_counts: list[int]
     failed: list[ShapeStep]
+    """Per reason a count fails for, the most telling failing step (the least memory needed for
+    ``memory``, else the fewest GPUs; the first on a tie), in the order the reasons first appear: all
+    a plan's rejections keep of the shape (:class:`~solver.optimise.candidates._Rejections`)."""
     edge_hours: list[float]
     has_edges: bool
     """Whether any step has an edge layout (an ``edge_hours`` entry that is not NaN)."""
@@ -186,10 +189,26 @@ class StepTable(NamedTuple):
             hours=[_hours(s.rate, amount) for s in steps],
             units=[step.units for step in steps],
             gpu_counts=[step.gpu_count for step in steps],
-            failed=[step for step in steps if step.rejection is not None],
+            failed=_most_telling_failures(steps),
             edge_hours=edge_hours,
             has_edges=any(not math.isnan(h) for h in edge_hours),
         )
+
+
+def failure_rank(step: ShapeStep) -> float:
+    """How close a failing step came: the memory it needs for ``memory``, else its GPU count."""
+    assert step.rejection is not None
+    return step.need_gib if step.rejection[0] == "memory" else float(step.gpu_count)
+
+
+def _most_telling_failures(steps: list[ShapeStep]) -> list[ShapeStep]:
+    kept: dict[RejectionReason, ShapeStep] = {}
+    for step in steps:
+        if step.rejection is not None:
+            held = kept.get(step.rejection[0])
+            if held is None or failure_rank(step) < failure_rank(held):
+                kept[step.rejection[0]] = step
+    return list(kept.values())
 
 
 def _hours(rate: ThroughputEstimate | None, amount: Callable[[str], float]) -> float:

@@ -13,6 +13,7 @@ from litestar.testing import TestClient
 from service.app import create_app
 from service.db.migrations import MIGRATIONS, Variants
 from service.db.store import Store
+from service.plans.listing import SUMMARY_COLUMNS
 from service.settings import Settings
 from tests.perf.workloads import PLAN_BODIES, SERVING_BODIES
 
@@ -86,27 +87,35 @@ def test_bad_filters_are_400s_naming_the_parameter(
         assert field in response.text
 
 
-def test_migration_7_summarises_stored_plans_as_new_plans_are(
+def test_migrations_7_and_16_summarise_stored_plans_as_new_plans_are(
     planned: tuple[Client, Store, list[dict[str, Any]]],
 ) -> None:
+    """Plans stored before migration 7 got their summaries from their JSON (7), which migration 16 moved
+    into the plans' rows: redone on these plans, the two give the columns a new plan is stored with."""
     _client, store, _plans = planned
-    written = store.transaction(
-        lambda cur: cur.execute("SELECT * FROM plan_summaries ORDER BY plan_id").fetchall()
-    )
-    version, _description, statements = MIGRATIONS[6]
-    assert version == 7
-    backfill = next(  # the backfill in this backend's SQL
-        statement
-        for step in statements
-        if isinstance(step, Variants)
-        for statement in getattr(step, store.backend_name)
-        if "INSERT INTO plan_summaries" in statement
+    summary = f"SELECT plan_id, {', '.join(SUMMARY_COLUMNS)} FROM plans ORDER BY plan_id"
+    written = store.transaction(lambda cur: cur.execute(summary).fetchall())
+    (seven, _, statements_7), (sixteen, _, statements_16) = MIGRATIONS[6], MIGRATIONS[15]
+    assert (seven, sixteen) == (7, 16)
+    create, backfill = (
+        statements_7[0],
+        next(  # the backfill in this backend's SQL
+            statement
+            for step in statements_7
+            if isinstance(step, Variants)
+            for statement in getattr(step, store.backend_name)
+            if "INSERT INTO plan_summaries" in statement
+        ),
     )
 
     def redo(cur: Any) -> list[Any]:
-        cur.execute("DELETE FROM plan_summaries")
+        cur.execute(create.replace("DOUBLE", cur.dialect.double_type))
         cur.execute(backfill)
-        rows: list[Any] = cur.execute("SELECT * FROM plan_summaries ORDER BY plan_id").fetchall()
+        cur.execute(f"UPDATE plans SET {', '.join(f'{c} = NULL' for c in SUMMARY_COLUMNS)}")
+        for statement in statements_16:
+            if "UPDATE plans" in statement or "DROP TABLE" in statement:
+                cur.execute(statement)
+        rows: list[Any] = cur.execute(summary).fetchall()
         return rows
 
     assert store.transaction(redo) == written and len(written) == 4

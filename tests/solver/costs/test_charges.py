@@ -182,3 +182,16 @@ def test_the_rates_a_plan_explains_are_the_rates_it_charged(units: int, own_rate
 
 def test_every_declared_charge_has_a_label_and_a_rule() -> None:
     assert len(set(CHARGE_NAMES)) == len(CHARGES) and all(c.label and c.what for c in CHARGES)
+
+
+@pytest.mark.parametrize("scale", [0.01, 1.0, 30.0, 1e3, 1e5])
+@pytest.mark.parametrize("q", [0.5, 0.9, 0.99])
+def test_the_poisson_quantile_is_scipys_exactly(scale: float, q: float) -> None:
+    """The stepping quantile matches ``scipy.stats.poisson.ppf`` row for row, zeros included."""
+    from scipy.stats import poisson
+
+    from solver.costs.charges import _poisson_quantile
+
+    means = np.random.default_rng(int(scale * 100) + int(q * 100)).exponential(scale, 20_000)
+    means[:5] = [0.0, 1e-9, -np.log(q), 1e-3, 5e5]
+    assert np.array_equal(_poisson_quantile(means, q), poisson.ppf(q, means))
