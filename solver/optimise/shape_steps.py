@@ -26,7 +26,15 @@ from solver.throughput.data_loading import decode_shortfall
 from solver.throughput.estimate import ThroughputEstimate, Topology
 from solver.throughput.layout_search import LayoutCache, LayoutChoice, LayoutFailure, search_layout
 
-__all__ = ["EXACT_COUNTS_UP_TO", "ShapeStep", "StepContext", "StepTable", "failure_rank", "gpu_counts", "shape_steps"]
+__all__ = [
+    "EXACT_COUNTS_UP_TO",
+    "ShapeStep",
+    "StepContext",
+    "StepTable",
+    "failure_rank",
+    "gpu_counts",
+    "shape_steps",
+]
 
 EXACT_COUNTS_UP_TO: Final = 512
 """GPU counts up to this are tried at every 8 (and 1, 2, 4); beyond, four per doubling (×1, ×1.25,

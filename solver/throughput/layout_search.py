@@ -285,7 +285,11 @@ def _roofline_seconds_per_unit(rw: ResolvedWorkload, gpu: GpuSpec) -> float:
 
 
 def _template_key(rw: ResolvedWorkload) -> bytes:
-    return msgspec.json.encode(msgspec.structs.replace(rw, gpu_count=1, tp=1, dp=1, pp=1, vpp=1, cp=1))
+    """The workload as the caches know it: its layout degrees set aside (each cached value keys the
+    ones it depends on), except those the request stated, which the search holds: a stated cp 1 is
+    another search than a stated cp 2."""
+    free = {field: 1 for field in ("tp", "pp", "vpp", "cp") if field not in rw.stated}
+    return msgspec.json.encode(msgspec.structs.replace(rw, gpu_count=1, dp=1, **free))
 
 
 def _adapters(rw: ResolvedWorkload) -> float:

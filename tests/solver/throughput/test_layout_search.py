@@ -244,3 +244,18 @@ def test_rating_in_bound_order_picks_what_rating_every_layout_picks(
         return
     assert found is not None and found.score == max(scores)
     assert found.workload == offers[scores.index(max(scores))]
+
+
+@pytest.mark.parametrize("field", ["tp", "pp", "cp"])
+def test_stated_layouts_differing_only_in_a_value_are_not_answered_from_one_cache_entry(field: str) -> None:
+    """The same fields stated with other values is another search: one cache answered a stated cp 1
+    with the layout of a stated cp 2 before (the key kept which fields were stated, not their values)."""
+    index, gpus = _catalog()
+    gpu, cache = gpus["h100-sxm"], LayoutCache()
+    topology = default_topology(gpu, 8, "nvswitch")
+    for value in (2, 1):
+        stated = {"tp": 1, "pp": 1, "cp": 1, field: value}
+        job = _job(seq_len=8192, micro_batch=1, gpu_count=8, **stated)
+        found = search_layout(job, gpu, 8, topology, index, cache=cache)
+        assert isinstance(found, LayoutChoice), found
+        assert getattr(found.layout, field) == value
