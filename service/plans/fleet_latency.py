@@ -37,7 +37,8 @@ def replica_latency(
         return None
     per_replica = _rounded(total / replicas)
     mix = tuple((i, o, _rounded(rate / total)) for i, o, rate in rates if rate > 0)
-    key = ("latency", setup.gpu.gpu_id, rtype.tp, setup.interconnect, setup.precision, mix, per_replica)
+    key = ("latency", setup.gpu.gpu_id, rtype.tp, setup.interconnect, setup.precision, setup.kv_cache, mix,
+           per_replica)  # fmt: skip
     if key not in cache:
         cache[key] = latency_at(setup, rtype.tp, mix, per_replica)
     found: EngineResult | None = cache[key]

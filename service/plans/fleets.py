@@ -55,6 +55,7 @@ from solver import (
     GpuSpec,
     Interconnect,
     InvalidWorkload,
+    KvCache,
     NoFeasiblePlan,
     PlanWarning,
     ProfileIndex,
@@ -123,6 +124,7 @@ class _CapacityKey(NamedTuple):
     tp: int
     interconnect: Interconnect
     precision: str
+    kv_cache: KvCache
     input_tokens: int
     output_tokens: int
     slo: ServingSlo | None
@@ -340,7 +342,7 @@ def _setup(
         else hardware_of(gpu, inputs.snapshot.gpus_and_slices())
     )
     return ServingSetup(arch=resolved.arch, gpu=gpu, hardware=hardware, precision=resolved.precision,
-                        interconnect=interconnect)  # fmt: skip
+                        kv_cache=resolved.kv_cache, interconnect=interconnect)  # fmt: skip
 
 
 def _capacity(
@@ -351,11 +353,12 @@ def _capacity(
     cls: RequestClass,
 ) -> Capacity:
     """One replica's capacity for one request size, computed once per model, GPU, tp, interconnect,
-    precision, size and SLO on a snapshot (``cache`` is shared across requests)."""
+    precision, KV-cache format, size and SLO on a snapshot (``cache`` is shared across requests)."""
     slo = inputs.request.slo
     key = _CapacityKey(
-        setup.gpu.gpu_id, tp, setup.interconnect, setup.precision, cls.input_tokens, cls.output_tokens, slo
-    )
+        setup.gpu.gpu_id, tp, setup.interconnect, setup.precision, setup.kv_cache, cls.input_tokens,
+        cls.output_tokens, slo,
+    )  # fmt: skip
     found = cache.get(key)
     if found is None:
         if len(cache) >= _MAX_CAPACITIES:  # bounded: odd request sizes cannot grow it without end

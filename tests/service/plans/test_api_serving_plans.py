@@ -158,3 +158,25 @@ def test_a_fleet_surviving_an_instance_loss_is_not_one_host(client: Client) -> N
         load_left = replica["load"] * replica["replicas"] / (replica["replicas"] - per_instance)
         assert load_left <= 0.85 + 1e-6
     assert plan["best_single_type"]["instances"] >= 2
+
+
+def test_a_fleets_kv_cache_format_reaches_its_derived_capacities(client: Client) -> None:
+    """``kv_cache: fp8`` halves each cached token's bytes, so a replica that runs out of KV room on long
+    requests serves more of them: the serving planner used to size every fleet at 16-bit KV whatever
+    the request said (the memory model and /v1/throughput honoured it)."""
+    body = {
+        **SERVING,
+        "model": {"name": "Llama 3.1 8B"},
+        "requests_per_s": 2,
+        "request_mix": [{"input_tokens": 800, "output_tokens": 1500, "share": 1}],
+        "constraints": {"gpus": ["RTX 5090"]},
+    }
+    capacity = {}
+    for kv in ("auto", "fp8"):
+        response = client.post("/v1/plans", json={**body, "kv_cache": kv})
+        assert response.status_code == 201, response.text
+        replicas = response.json()["choice"]["replicas"]
+        assert {r["gpu"] for r in replicas} == {"rtx-5090"}
+        assert all(r["classes"][0]["capacity_provenance"] == "derived" for r in replicas)
+        capacity[kv] = max(r["classes"][0]["capacity_requests_per_s"] for r in replicas)
+    assert capacity["fp8"] > 1.2 * capacity["auto"]
