@@ -9,7 +9,7 @@ its rate, request mix, SLO and hours instead.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, cast
+from typing import Annotated, Final, Literal, cast
 
 import msgspec
 from msgspec import Meta
@@ -285,6 +285,26 @@ class BatchInferencePlan(JobPlanBase, tag="batch_inference", forbid_unknown_fiel
     ) = None
 
 
+TRAINING_ONLY_FIELDS: Final = (
+    "optimizer",
+    "optimizer_in_backward",
+    "master_weights",
+    "offload",
+    "recompute",
+    "gradient_accumulation_steps",
+    "micro_batch",
+    "global_batch_tokens",
+    "efficiency",
+    "lora_dropout",
+)
+"""Fields of :class:`~solver.spec.workload.JobFields` that only a training job uses: a serving plan
+answers 400 naming any of them it states."""
+
+_JOB_DEFAULTS: Final = {
+    f.name: f.default for f in msgspec.structs.fields(JobFields) if f.name in TRAINING_ONLY_FIELDS
+}
+
+
 class ServingPlan(PlanBase, tag="serving", forbid_unknown_fields=True, kw_only=True):
     """Serve a model online at a request rate: POST /v1/plans with ``kind: "serving"``."""
 
@@ -365,8 +385,19 @@ class ServingPlan(PlanBase, tag="serving", forbid_unknown_fields=True, kw_only=T
     ] = DEFAULT_MIX_THRESHOLD
 
     def check(self) -> None:
-        """The request mix's shares sum to 1 and its classes are distinct."""
+        """The request mix's shares sum to 1 and its classes are distinct; no training-only field is
+        stated (a fleet is sized by the engine model, which has no use for them: a silent default
+        would hide that the request asked for something the plan did not do)."""
         validate_mix(self.request_mix)
+        for field in TRAINING_ONLY_FIELDS:
+            if getattr(self, field) != _JOB_DEFAULTS[field]:
+                raise InvalidWorkload(
+                    field, "applies to training only; a serving plan sizes inference replicas"
+                )
+        if self.constraints.deadline_hours is not None:
+            raise InvalidWorkload(
+                "constraints.deadline_hours", "a serving fleet has no deadline: it runs for `hours`"
+            )
 
 
 JobPlanRequest = TrainPlan | FineTunePlan | BatchInferencePlan

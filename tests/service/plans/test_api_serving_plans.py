@@ -180,3 +180,22 @@ def test_a_fleets_kv_cache_format_reaches_its_derived_capacities(client: Client)
         assert all(r["classes"][0]["capacity_provenance"] == "derived" for r in replicas)
         capacity[kv] = max(r["classes"][0]["capacity_requests_per_s"] for r in replicas)
     assert capacity["fp8"] > 1.2 * capacity["auto"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [
+        ({"optimizer": "sgd"}, "optimizer"),
+        ({"micro_batch": 4}, "micro_batch"),
+        ({"recompute": "full"}, "recompute"),
+        ({"efficiency": {"bandwidth_utilization": 0.5}}, "efficiency"),
+        ({"constraints": {"deadline_hours": 10}}, "constraints.deadline_hours"),
+    ],
+)
+def test_a_training_only_field_on_a_serving_plan_is_a_400_naming_it(
+    client: Client, extra: dict[str, Any], field: str
+) -> None:
+    response = client.post("/v1/plans", json={**SERVING, **extra})
+    assert response.status_code == 400, response.text
+    assert field in response.text
+    assert client.post("/v1/plans", json=SERVING).status_code == 201  # the defaults are no statement
