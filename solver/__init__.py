@@ -138,6 +138,7 @@ from solver.spec import (
     PLAN_REQUEST_KINDS,
     REQUIREMENTS,
     TRAINING_KINDS,
+    TRAINING_ONLY_FIELDS,
     VENDOR_STACK,
     Acquisition,
     BatchInferencePlan,
@@ -162,6 +163,7 @@ from solver.spec import (
     host_unknown,
     needs_of,
     resolve_workload,
+    stated_training_field,
     validate_mix,
 )
 from solver.throughput import (
@@ -210,6 +212,7 @@ __all__ = [
     "RESERVED_TERM_HOURS",
     "TOP_K",
     "TRAINING_KINDS",
+    "TRAINING_ONLY_FIELDS",
     "VENDOR_STACK",
     "Acquisition",
     "AvailabilityCap",
@@ -350,6 +353,7 @@ __all__ = [
     "slices_of",
     "solve_fleet",
     "solve_hybrid",
+    "stated_training_field",
     "supply_rates",
     "validate_mix",
 ]

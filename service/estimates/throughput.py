@@ -7,6 +7,8 @@ snapshot (:func:`layout_cache`), for the plans too."""
 
 from __future__ import annotations
 
+from typing import Final
+
 import msgspec
 
 from pricing import derive_interconnect
@@ -32,6 +34,7 @@ from solver import (
     resolve_workload,
     scale_term,
     search_layout,
+    stated_training_field,
 )
 
 __all__ = ["LAYOUTS", "estimate_throughput_for", "laid_out", "layout_cache"]
@@ -125,8 +128,35 @@ def _topology(request: ThroughputRequest, gpu: GpuSpec, interconnect: Interconne
     return topology
 
 
+_ENGINE_FIELDS: Final = ("input_tokens", "output_tokens", "request_mix", "load")
+_NOT_FOR_THE_ENGINE: Final = ("seq_len", "batch_size", "output_len", "pp", "vpp", "cp", "sharding")
+
+
+def _refuse_unused(request: ThroughputRequest) -> None:
+    """A 400 naming a field the answer would not use: the serving engine's fields on another kind,
+    or the job and layout fields on a serving request at a load (its sizes set the context)."""
+    if request.kind != "serving":
+        field = next((f for f in _ENGINE_FIELDS if getattr(request, f) is not None), None)
+        if field is None and request.engine != "vllm":
+            field = "engine"
+        if field is not None:
+            raise InvalidWorkload(field, f"applies to kind serving only, not {request.kind}")
+        return
+    if not is_engine_request(request):
+        return
+    field = stated_training_field(request) or next(
+        (f for f in _NOT_FOR_THE_ENGINE if getattr(request, f) is not None), None
+    )
+    if field is not None:
+        raise InvalidWorkload(
+            field,
+            "a serving request at a load does not use it (input_tokens and output_tokens set the context)",
+        )
+
+
 def estimate_throughput_for(snapshot: CatalogSnapshot, request: ThroughputRequest) -> ThroughputResponse:
     """Validate, then estimate the workload's throughput on the requested GPUs."""
+    _refuse_unused(request)
     gpu = one_gpu(snapshot, request.gpu)
     derived = request.interconnect is None
     interconnect: Interconnect = (

@@ -58,6 +58,7 @@ from solver.spec.workload import (
     DEFAULT_STACK,
     INFERENCE_KINDS,
     TRAINING_KINDS,
+    TRAINING_ONLY_FIELDS,
     Attention,
     EfficiencyOverride,
     JobFields,
@@ -74,6 +75,7 @@ from solver.spec.workload import (
     Workload,
     WorkloadKind,
     resolve_workload,
+    stated_training_field,
 )
 
 __all__ = [
@@ -90,6 +92,7 @@ __all__ = [
     "REQUIREMENTS",
     "SHARE_TOLERANCE",
     "TRAINING_KINDS",
+    "TRAINING_ONLY_FIELDS",
     "VENDOR_STACK",
     "Acquisition",
     "Attention",
@@ -142,5 +145,6 @@ __all__ = [
     "needs_of",
     "resolve_lora_targets",
     "resolve_workload",
+    "stated_training_field",
     "validate_mix",
 ]

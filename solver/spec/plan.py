@@ -9,7 +9,7 @@ its rate, request mix, SLO and hours instead.
 
 from __future__ import annotations
 
-from typing import Annotated, Final, Literal, cast
+from typing import Annotated, Literal, cast
 
 import msgspec
 from msgspec import Meta
@@ -20,7 +20,7 @@ from solver.spec.host import HostSpec
 from solver.spec.serving import MAX_REQUEST_CLASSES, RequestClass, ServingSlo, validate_mix
 from solver.spec.software import SoftwareSpec
 from solver.spec.terms import DataSpec, ReliabilitySpec
-from solver.spec.workload import JobFields, WorkloadKind
+from solver.spec.workload import JobFields, WorkloadKind, stated_training_field
 
 __all__ = [
     "DEFAULT_FLEET_HOURS",
@@ -285,26 +285,6 @@ class BatchInferencePlan(JobPlanBase, tag="batch_inference", forbid_unknown_fiel
     ) = None
 
 
-TRAINING_ONLY_FIELDS: Final = (
-    "optimizer",
-    "optimizer_in_backward",
-    "master_weights",
-    "offload",
-    "recompute",
-    "gradient_accumulation_steps",
-    "micro_batch",
-    "global_batch_tokens",
-    "efficiency",
-    "lora_dropout",
-)
-"""Fields of :class:`~solver.spec.workload.JobFields` that only a training job uses: a serving plan
-answers 400 naming any of them it states."""
-
-_JOB_DEFAULTS: Final = {
-    f.name: f.default for f in msgspec.structs.fields(JobFields) if f.name in TRAINING_ONLY_FIELDS
-}
-
-
 class ServingPlan(PlanBase, tag="serving", forbid_unknown_fields=True, kw_only=True):
     """Serve a model online at a request rate: POST /v1/plans with ``kind: "serving"``."""
 
@@ -389,11 +369,9 @@ class ServingPlan(PlanBase, tag="serving", forbid_unknown_fields=True, kw_only=T
         stated (a fleet is sized by the engine model, which has no use for them: a silent default
         would hide that the request asked for something the plan did not do)."""
         validate_mix(self.request_mix)
-        for field in TRAINING_ONLY_FIELDS:
-            if getattr(self, field) != _JOB_DEFAULTS[field]:
-                raise InvalidWorkload(
-                    field, "applies to training only; a serving plan sizes inference replicas"
-                )
+        field = stated_training_field(self)
+        if field is not None:
+            raise InvalidWorkload(field, "applies to training only; a serving plan sizes inference replicas")
         if self.constraints.deadline_hours is not None:
             raise InvalidWorkload(
                 "constraints.deadline_hours", "a serving fleet has no deadline: it runs for `hours`"

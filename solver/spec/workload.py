@@ -25,6 +25,7 @@ __all__ = [
     "LAYOUT_FIELDS",
     "RECOMPUTE_CHOICES",
     "TRAINING_KINDS",
+    "TRAINING_ONLY_FIELDS",
     "Attention",
     "EfficiencyOverride",
     "JobFields",
@@ -41,6 +42,7 @@ __all__ = [
     "Workload",
     "WorkloadKind",
     "resolve_workload",
+    "stated_training_field",
 ]
 
 WorkloadKind = Literal["train", "fine_tune", "batch_inference", "serving"]
@@ -328,6 +330,28 @@ class JobFields(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
             )
         ),
     ] = "auto"
+
+
+TRAINING_ONLY_FIELDS: Final = (
+    "optimizer",
+    "optimizer_in_backward",
+    "master_weights",
+    "offload",
+    "recompute",
+    "gradient_accumulation_steps",
+    "micro_batch",
+    "global_batch_tokens",
+    "efficiency",
+    "lora_dropout",
+)
+"""The :class:`JobFields` only a training job uses: a serving request that states one is refused."""
+
+_JOB_DEFAULTS: Final = {f.name: f.default for f in msgspec.structs.fields(JobFields)}
+
+
+def stated_training_field(job: JobFields) -> str | None:
+    """The first of :data:`TRAINING_ONLY_FIELDS` that ``job`` sets to other than its default, if any."""
+    return next((f for f in TRAINING_ONLY_FIELDS if getattr(job, f) != _JOB_DEFAULTS[f]), None)
 
 
 class Workload(JobFields, forbid_unknown_fields=True, kw_only=True):

@@ -110,3 +110,25 @@ def test_short_requests_are_capped_by_the_vllm_front_end(client: Client) -> None
     vllm = _post(client, body).json()["serving"]["requests_per_s"]
     trtllm = _post(client, body | {"engine": "trtllm"}).json()["serving"]["requests_per_s"]
     assert 30 < vllm < 1 / 0.0263 < 5 * vllm < trtllm
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        (LLAMA2_ON_A100 | {"seq_len": 4096}, "seq_len"),
+        (LLAMA2_ON_A100 | {"micro_batch": 8}, "micro_batch"),
+        (LLAMA2_ON_A100 | {"pp": 2, "gpu_count": 2}, "pp"),
+        (LLAMA2_ON_A100 | {"efficiency": {"mfu": 0.5}}, "efficiency"),
+        ({**LLAMA2_ON_A100, "kind": "batch_inference", "seq_len": 2048}, "input_tokens"),
+        (
+            {"kind": "train", "model": {"name": "Llama 2 7B"}, "gpu": "h100-sxm", "engine": "sglang"},
+            "engine",
+        ),
+    ],
+)
+def test_a_field_the_answer_would_not_use_is_a_400_naming_it(
+    client: Client, body: dict[str, Any], field: str
+) -> None:
+    response = _post(client, body)
+    assert response.status_code == 400, response.text
+    assert field in response.text
