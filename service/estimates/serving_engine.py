@@ -28,6 +28,7 @@ from solver import (
     ServingLoad,
     ServingSetup,
     ThroughputUnavailable,
+    decoder_refusal,
     engine_profile,
     precision_refusal,
     resolve_workload,
@@ -49,6 +50,9 @@ def is_engine_request(request: ThroughputRequest) -> bool:
 
 def _classes(request: ThroughputRequest, arch: ModelArch) -> list[tuple[int, int, float]]:
     """The request sizes and shares, each within the model's context (a 400 naming the field)."""
+    refused = decoder_refusal(arch)
+    if refused is not None:
+        raise InvalidWorkload("model", refused)
     if request.request_mix is not None:
         if request.input_tokens is not None or request.output_tokens is not None:
             raise InvalidWorkload("request_mix", "give input_tokens/output_tokens or request_mix, not both")

@@ -70,6 +70,7 @@ from solver import (
     Workload,
     best_single_type,
     by_gpu,
+    decoder_refusal,
     engine_capacity,
     hardware_of,
     resolve_workload,
@@ -139,10 +140,9 @@ class ServingFleets:
 
     def validate(self, request: ServingPlan, resolved: ResolvedWorkload) -> FleetSpec:
         """The model must be a language model (the rate and a valid mix are the request's own rules)."""
-        if not resolved.arch.is_transformer:
-            raise InvalidParameter(
-                "model", f"{resolved.arch.name} is not a language model: serving plans size LLM fleets"
-            )
+        refused = decoder_refusal(resolved.arch)
+        if refused is not None:
+            raise InvalidParameter("model", refused)
         return FleetSpec(rate=request.requests_per_s, classes=list(request.request_mix))
 
     def replica_types(self, inputs: PlanInputs[ServingPlan, FleetSpec]) -> ReplicaOptions:

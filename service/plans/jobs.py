@@ -67,6 +67,12 @@ def _check_work(request: JobPlanRequest, resolved: ResolvedWorkload) -> None:
     """A batch-inference request generates ``output_len`` of its ``seq_len`` tokens, so at most
     ``seq_len`` of them (the request's own rules, :meth:`~solver.JobPlanBase.check`, ran before)."""
     output_len = _output_len(request)
+    if output_len is not None and resolved.arch.family not in ("decoder", "encoder_decoder"):
+        raise InvalidWorkload(
+            "output_len",
+            f"{resolved.arch.name} (family {resolved.arch.family}) generates no tokens: leave output_len "
+            "out (its work is samples)",
+        )
     if output_len is not None and output_len > resolved.seq_len:
         raise InvalidWorkload(
             "output_len",

@@ -27,6 +27,7 @@ from solver.engine.serve import (
     ServedLoad,
     ServingSetup,
     choose_tp,
+    decoder_refusal,
     serve_at_load,
     share_of_load,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "StepShape",
     "build_replica",
     "choose_tp",
+    "decoder_refusal",
     "engine_capacity",
     "engine_profile",
     "kv_element_bytes",

@@ -26,9 +26,29 @@ from solver.errors import InvalidWorkload, ThroughputUnavailable
 from solver.spec.serving import ServingLoad
 from solver.throughput.hardware import Hardware
 
-__all__ = ["MIN_KV_REQUESTS", "ServedLoad", "ServingSetup", "choose_tp", "serve_at_load", "share_of_load"]
+__all__ = [
+    "MIN_KV_REQUESTS",
+    "ServedLoad",
+    "ServingSetup",
+    "choose_tp",
+    "decoder_refusal",
+    "serve_at_load",
+    "share_of_load",
+]
 
 MIN_KV_REQUESTS: Final = 4
+
+
+def decoder_refusal(arch: ModelArch) -> str | None:
+    """Why the engine model cannot serve ``arch`` (``None`` when it can): it simulates a decoder-only
+    language model generating token by token, which an encoder (BERT, ViT), an encoder-decoder (T5:
+    its encoder pass and cross-attention are not modelled) or a CNN is not."""
+    if arch.family == "decoder":
+        return None
+    return (
+        f"{arch.name} is not a decoder-only language model (family {arch.family}): the serving engine "
+        "model simulates decoder LLMs generating token by token"
+    )
 
 
 class ServingSetup(NamedTuple):

@@ -132,3 +132,11 @@ def test_a_field_the_answer_would_not_use_is_a_400_naming_it(
     response = _post(client, body)
     assert response.status_code == 400, response.text
     assert field in response.text
+
+
+@pytest.mark.parametrize("model", ["BERT-Large", "ViT-L/16", "ResNet-50", "mT5-XXL"])
+def test_a_model_that_is_not_a_decoder_llm_is_a_400_naming_the_model(client: Client, model: str) -> None:
+    """The engine simulates decoder LLMs generating token by token: it answered for BERT and ViT."""
+    response = _post(client, LLAMA2_ON_A100 | {"model": {"name": model}, "precision": "bf16"})
+    assert response.status_code == 400, response.text
+    assert response.json()["field"] == "model" and "decoder" in response.json()["detail"]

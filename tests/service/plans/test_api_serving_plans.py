@@ -199,3 +199,16 @@ def test_a_training_only_field_on_a_serving_plan_is_a_400_naming_it(
     assert response.status_code == 400, response.text
     assert field in response.text
     assert client.post("/v1/plans", json=SERVING).status_code == 201  # the defaults are no statement
+
+
+def test_a_fleet_of_a_model_that_is_not_a_decoder_llm_is_a_400(client: Client) -> None:
+    response = client.post("/v1/plans", json={**SERVING, "model": {"name": "BERT-Large"}})
+    assert response.status_code == 400, response.text
+    assert response.json()["field"] == "model" and "decoder" in response.json()["detail"]
+
+
+def test_output_len_on_a_model_that_generates_no_tokens_is_a_400_naming_it(client: Client) -> None:
+    body = {"kind": "batch_inference", "model": {"name": "ResNet-50"}, "samples": 10**6, "output_len": 4}
+    response = client.post("/v1/plans", json=body)
+    assert response.status_code == 400, response.text
+    assert response.json()["field"] == "output_len" and "generates no tokens" in response.json()["detail"]
