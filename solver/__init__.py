@@ -164,7 +164,7 @@ from solver.spec import (
     host_unknown,
     needs_of,
     resolve_workload,
-    stated_training_field,
+    serving_refusal,
     validate_mix,
 )
 from solver.throughput import (
@@ -351,11 +351,11 @@ __all__ = [
     "scale_term",
     "search_layout",
     "serve_at_load",
+    "serving_refusal",
     "slice_id",
     "slices_of",
     "solve_fleet",
     "solve_hybrid",
-    "stated_training_field",
     "supply_rates",
     "validate_mix",
 ]

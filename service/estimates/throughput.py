@@ -34,7 +34,7 @@ from solver import (
     resolve_workload,
     scale_term,
     search_layout,
-    stated_training_field,
+    serving_refusal,
 )
 
 __all__ = ["LAYOUTS", "estimate_throughput_for", "laid_out", "layout_cache"]
@@ -144,9 +144,10 @@ def _refuse_unused(request: ThroughputRequest) -> None:
         return
     if not is_engine_request(request):
         return
-    field = stated_training_field(request) or next(
-        (f for f in _NOT_FOR_THE_ENGINE if getattr(request, f) is not None), None
-    )
+    refused = serving_refusal(request)
+    if refused is not None:
+        raise InvalidWorkload(*refused)
+    field = next((f for f in _NOT_FOR_THE_ENGINE if getattr(request, f) is not None), None)
     if field is not None:
         raise InvalidWorkload(
             field,

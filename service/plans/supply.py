@@ -181,8 +181,10 @@ def _known_names(values: Sequence[str] | None, known: frozenset[str], field: str
     for i, value in enumerate(values):
         match = lowered.get(value.strip().casefold())
         if match is None:
+            listed = [k for k in sorted(known) if k.strip()]  # a region name may hold commas: ';' between
+            more = f" (and {len(listed) - 40} more)" if len(listed) > 40 else ""
             raise InvalidParameter(
-                f"{field}[{i}]", f"unknown value {value!r}; known: {', '.join(sorted(known)[:40])}"
+                f"{field}[{i}]", f"unknown value {value!r}; known: {'; '.join(listed[:40])}{more}"
             )
         chosen.add(match)
     return frozenset(chosen)

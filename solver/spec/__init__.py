@@ -75,7 +75,7 @@ from solver.spec.workload import (
     Workload,
     WorkloadKind,
     resolve_workload,
-    stated_training_field,
+    serving_refusal,
 )
 
 __all__ = [
@@ -145,6 +145,6 @@ __all__ = [
     "needs_of",
     "resolve_lora_targets",
     "resolve_workload",
-    "stated_training_field",
+    "serving_refusal",
     "validate_mix",
 ]

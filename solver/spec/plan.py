@@ -20,7 +20,7 @@ from solver.spec.host import HostSpec
 from solver.spec.serving import MAX_REQUEST_CLASSES, RequestClass, ServingSlo, validate_mix
 from solver.spec.software import SoftwareSpec
 from solver.spec.terms import DataSpec, ReliabilitySpec
-from solver.spec.workload import JobFields, WorkloadKind, stated_training_field
+from solver.spec.workload import JobFields, WorkloadKind, serving_refusal
 
 __all__ = [
     "DEFAULT_FLEET_HOURS",
@@ -369,9 +369,9 @@ class ServingPlan(PlanBase, tag="serving", forbid_unknown_fields=True, kw_only=T
         stated (a fleet is sized by the engine model, which has no use for them: a silent default
         would hide that the request asked for something the plan did not do)."""
         validate_mix(self.request_mix)
-        field = stated_training_field(self)
-        if field is not None:
-            raise InvalidWorkload(field, "applies to training only; a serving plan sizes inference replicas")
+        refused = serving_refusal(self)
+        if refused is not None:
+            raise InvalidWorkload(*refused)
         if self.constraints.deadline_hours is not None:
             raise InvalidWorkload(
                 "constraints.deadline_hours", "a serving fleet has no deadline: it runs for `hours`"

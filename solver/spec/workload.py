@@ -42,7 +42,7 @@ __all__ = [
     "Workload",
     "WorkloadKind",
     "resolve_workload",
-    "stated_training_field",
+    "serving_refusal",
 ]
 
 WorkloadKind = Literal["train", "fine_tune", "batch_inference", "serving"]
@@ -349,9 +349,20 @@ TRAINING_ONLY_FIELDS: Final = (
 _JOB_DEFAULTS: Final = {f.name: f.default for f in msgspec.structs.fields(JobFields)}
 
 
-def stated_training_field(job: JobFields) -> str | None:
-    """The first of :data:`TRAINING_ONLY_FIELDS` that ``job`` sets to other than its default, if any."""
-    return next((f for f in TRAINING_ONLY_FIELDS if getattr(job, f) != _JOB_DEFAULTS[f]), None)
+_ADAPTER_FIELDS: Final = ("method", "lora_rank", "lora_targets")
+
+
+def serving_refusal(job: JobFields) -> tuple[str, str] | None:
+    """The first field a serving request states that the serving engine model cannot honour, with why:
+    one of :data:`TRAINING_ONLY_FIELDS`, or a LoRA adapter (the engine serves the base model)."""
+    for fields, why in (
+        (TRAINING_ONLY_FIELDS, "applies to training only; serving sizes inference replicas"),
+        (_ADAPTER_FIELDS, "the serving engine model serves the base model: LoRA adapters are not modelled"),
+    ):
+        field = next((f for f in fields if getattr(job, f) != _JOB_DEFAULTS[f]), None)
+        if field is not None:
+            return field, why
+    return None
 
 
 class Workload(JobFields, forbid_unknown_fields=True, kw_only=True):

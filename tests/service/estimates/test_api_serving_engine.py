@@ -119,6 +119,7 @@ def test_short_requests_are_capped_by_the_vllm_front_end(client: Client) -> None
         (LLAMA2_ON_A100 | {"micro_batch": 8}, "micro_batch"),
         (LLAMA2_ON_A100 | {"pp": 2, "gpu_count": 2}, "pp"),
         (LLAMA2_ON_A100 | {"efficiency": {"mfu": 0.5}}, "efficiency"),
+        (LLAMA2_ON_A100 | {"method": "lora"}, "method"),
         ({**LLAMA2_ON_A100, "kind": "batch_inference", "seq_len": 2048}, "input_tokens"),
         (
             {"kind": "train", "model": {"name": "Llama 2 7B"}, "gpu": "h100-sxm", "engine": "sglang"},

@@ -200,3 +200,14 @@ def test_a_gpu_that_cannot_run_the_precision_is_rejected_for_precision_naming_wh
     ]
     assert reasons["v100-sxm2-32gb"][0]["reason"] == "precision"
     assert "it runs fp32, fp16" in reasons["v100-sxm2-32gb"][0]["detail"]
+
+
+def test_an_unknown_region_lists_the_known_ones_readably(client: Client) -> None:
+    """Region names hold commas ("St.-Petersburg, RU, EU"): the known ones are separated by ';', none empty."""
+    body = {"kind": "fine_tune", "model": {"name": "Llama 3.1 8B"}, "method": "lora", "tokens": 10**9}
+    response = client.post("/v1/plans", json={**body, "constraints": {"regions": ["mars"]}})
+    assert response.status_code == 400, response.text
+    problem = response.json()
+    assert problem["field"] == "constraints.regions[0]"
+    listed = problem["detail"].split("known: ", 1)[1].split(" (and ")[0].split("; ")
+    assert len(listed) > 5 and all(name.strip() for name in listed)

@@ -190,6 +190,8 @@ def test_a_fleets_kv_cache_format_reaches_its_derived_capacities(client: Client)
         ({"recompute": "full"}, "recompute"),
         ({"efficiency": {"bandwidth_utilization": 0.5}}, "efficiency"),
         ({"constraints": {"deadline_hours": 10}}, "constraints.deadline_hours"),
+        ({"method": "lora"}, "method"),  # the engine serves the base model: adapters are not modelled
+        ({"lora_rank": 64}, "lora_rank"),
     ],
 )
 def test_a_training_only_field_on_a_serving_plan_is_a_400_naming_it(
