@@ -67,6 +67,11 @@ class ModelArch(msgspec.Struct, frozen=True, kw_only=True):
         return self.layers > 0
 
     @property
+    def is_decoder_llm(self) -> bool:
+        """Whether the model is a decoder-only language model (generates token by token, a KV cache)."""
+        return self.family == "decoder" and self.is_transformer
+
+    @property
     def embedding_params(self) -> int:
         """Parameters in the token embedding and output head (kept in 16-bit by weight quantisers)."""
         return self.vocab_size * self.hidden_size * (1 if self.tied_embeddings else 2)

@@ -43,7 +43,7 @@ def decoder_refusal(arch: ModelArch) -> str | None:
     """Why the engine model cannot serve ``arch`` (``None`` when it can): it simulates a decoder-only
     language model generating token by token, which an encoder (BERT, ViT), an encoder-decoder (T5:
     its encoder pass and cross-attention are not modelled) or a CNN is not."""
-    if arch.family == "decoder":
+    if arch.is_decoder_llm:
         return None
     return (
         f"{arch.name} is not a decoder-only language model (family {arch.family}): the serving engine "

@@ -229,7 +229,7 @@ def _setting(workload: ResolvedWorkload, work_class: WorkClass, output_len: int 
         return str(workload.seq_len) if arch.is_transformer else ""
     if work_class == "decode":
         return f"0/{workload.seq_len}"
-    if arch.family == "decoder" and arch.is_transformer:
+    if arch.is_decoder_llm:
         prompt, out = _lengths(workload, output_len)
         return f"{prompt}/{out}"
     return str(workload.seq_len) if arch.is_transformer else ""
@@ -391,7 +391,7 @@ def _unit(
         )  # fmt: skip
         note = f"decode at batch {batch}, mean context {seq / 2:g} tokens"
         return _Unit(parts=parts, cost_key=None, efficiency_key=key, group="decode", note=note)
-    if arch.family == "decoder" and arch.is_transformer:
+    if arch.is_decoder_llm:
         prompt, out = _lengths(workload, output_len)
         found = offline_parts(arch, hw, precision, prompt, out, tp,
                               kv_element_bytes(workload.precision, workload.kv_cache))  # fmt: skip

@@ -78,7 +78,7 @@ def notes_fields(notes: str) -> dict[str, str]:
 
 
 def _is_llm(arch: ModelArch | None) -> bool:
-    return arch is not None and arch.is_transformer and arch.family == "decoder"
+    return arch is not None and arch.is_decoder_llm
 
 
 def workload_class(rw: ResolvedWorkload) -> WorkClass:
