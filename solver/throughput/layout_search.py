@@ -104,12 +104,13 @@ class CacheTables:
 
 class LayoutCache(CacheTables):
     """What layout searches learn on one catalog snapshot, in tables by kind: ``memory`` (a rank's
-    peak by workload and layout), ``micros`` (the micro-batches that fit a layout), ``offers`` (a
-    count's layouts worth rating), ``rates`` (one GPU's seconds per unit), ``choices`` (the layout
+    peak by workload and layout), ``micros`` (the micro-batches that fit a layout), ``walks`` (a
+    count's layouts worth rating at one tensor and context parallelism), ``offers`` (a count's layouts
+    worth rating on a topology), ``rates`` (one GPU's seconds per unit), ``choices`` (the layout
     chosen per count, GPU, topology and headroom) and ``estimates`` (its full memory estimate).
     Bounded (a table is cleared when full); each operation is one dict call, so threads may share it."""
 
-    TABLES = ("memory", "micros", "offers", "rates", "choices", "estimates")
+    TABLES = ("memory", "micros", "walks", "offers", "rates", "choices", "estimates")
 
 
 class LayoutChoice(msgspec.Struct, frozen=True, kw_only=True):
@@ -452,12 +453,29 @@ def _stages(search: _Search, count: int, tp: int, cp: int, best: _Offers) -> Non
             first_fit = i if first_fit is None else first_fit
 
 
-def _enumerate(search: _Search, count: int) -> _Enumerated:
+def _walk(search: _Search, count: int, tp: int, cp: int) -> _Enumerated:
+    """The layouts worth rating at (``tp``, ``cp``) on ``count`` GPUs, what the closest to fitting
+    needed and the last count of data-parallel ranks that exceeded the global batch (0: none)."""
     offers = _Offers()
+    search.smallest_need, search.batch_blocked = math.inf, 0
+    _stages(search, count, tp, cp, offers)
+    return _Enumerated(tuple(offers.items), search.smallest_need, search.batch_blocked, tuple(offers.edges))
+
+
+def _enumerate(search: _Search, count: int) -> _Enumerated:
+    """A count's layouts worth rating over the tensor and context parallelism the topology allows: each
+    (tp, cp) walk depends on memory alone, so instances of 1, 2, 4 and 8 GPUs share their common walks."""
+    offers: list[ResolvedWorkload] = []
+    edges: list[ResolvedWorkload] = []
+    need, blocked = math.inf, 0
+    key = (search.key, search.sequences, search.gpu.memory_gib, search.headroom, count)
     for tp in _tps(search.template, search.gpu, search.topology, count):
         for cp in _cps(search.template, count // tp):
-            _stages(search, count, tp, cp, offers)
-    return _Enumerated(tuple(offers.items), search.smallest_need, search.batch_blocked, tuple(offers.edges))
+            walk = search.cache.get("walks", (*key, tp, cp), lambda: _walk(search, count, tp, cp))  # noqa: B023
+            offers += walk.offers
+            edges += walk.edges
+            need, blocked = min(need, walk.need), walk.blocked or blocked
+    return _Enumerated(tuple(offers), need, blocked, tuple(edges))
 
 
 def _training(search: _Search, count: int) -> LayoutChoice | LayoutFailure:

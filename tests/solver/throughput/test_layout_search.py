@@ -15,7 +15,7 @@ from solver.memory.peak import estimate_memory
 from solver.spec.workload import ResolvedWorkload, Workload, resolve_workload
 from solver.throughput import layout_search
 from solver.throughput.calibration import ProfileIndex
-from solver.throughput.estimate import class_seconds_per_unit, default_topology
+from solver.throughput.estimate import Topology, class_seconds_per_unit, default_topology
 from solver.throughput.global_batch import MIN_BATCH_SHARE
 from solver.throughput.layout_search import (
     LayoutCache,
@@ -259,3 +259,19 @@ def test_stated_layouts_differing_only_in_a_value_are_not_answered_from_one_cach
         found = search_layout(job, gpu, 8, topology, index, cache=cache)
         assert isinstance(found, LayoutChoice), found
         assert getattr(found.layout, field) == value
+
+
+def test_instances_of_different_sizes_share_their_common_tensor_parallel_walks() -> None:
+    """A 4-GPU instance allows tp 1, 2 and 4, which an 8-GPU instance's search already walked: the
+    second search walks nothing new and answers what a search on an empty cache answers."""
+    index, gpus = _catalog()
+    gpu, job, cache = gpus["h100-sxm"], _job(model={"name": "Llama 3 70B"}), LayoutCache()
+    eight = Topology(gpus_per_instance=8, interconnect="nvswitch")
+    four = Topology(gpus_per_instance=4, interconnect="nvswitch")
+    search_layout(job, gpu, 64, eight, index, cache=cache)
+    walked = len(cache._tables["walks"])
+    shared = search_layout(job, gpu, 64, four, index, cache=cache)
+    assert len(cache._tables["walks"]) == walked
+    alone = search_layout(job, gpu, 64, four, index, cache=LayoutCache())
+    assert isinstance(shared, LayoutChoice) and shared == alone
+    assert shared.layout.tp <= 4
