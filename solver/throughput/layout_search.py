@@ -397,11 +397,12 @@ def _fitting_micros(search: _Search, rw: ResolvedWorkload) -> tuple[tuple[int, .
 def _largest_micro(search: _Search, rw: ResolvedWorkload, best: _Offers, above: int) -> int:
     """Offer ``rw`` at the micro-batches that fit and are larger than ``above`` (what a lighter
     sharding or checkpointing level already reached: the heavier one is slower at those); without
-    stages only the largest (never slower there), with stages the two largest (a larger micro-batch
-    leaves fewer to fill the pipeline). Returns the largest that fitted (0: none)."""
+    stages only the largest (never slower there), with stages every one (with the global batch held, a
+    larger micro-batch leaves fewer micro-batches per step to fill the pipeline, so any may be the
+    fastest; rating in bound order keeps this cheap). Returns the largest that fitted (0: none)."""
     micros, need, edge = search.cache.get("micros", search.fit_key(rw), lambda: _fitting_micros(search, rw))
     search.smallest_need = min(search.smallest_need, need)
-    offered = [m for m in (micros[-2:] if rw.pp > 1 else micros[-1:]) if m > above]  # each met the batch
+    offered = [m for m in (micros if rw.pp > 1 else micros[-1:]) if m > above]  # each met the batch
     for laid in (_with_micro(search, rw, micro) for micro in offered):
         if laid is not None:
             best.offer(search, laid)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 
 import msgspec
 import pytest
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 from service.db.seed_files import read_seed_catalog
 from solver.catalog.gpus import GpuSpec
 from solver.memory.peak import estimate_memory
-from solver.spec.workload import ResolvedWorkload, Workload, resolve_workload
+from solver.spec.workload import RECOMPUTE_CHOICES, ResolvedWorkload, Workload, resolve_workload
 from solver.throughput import layout_search
 from solver.throughput.calibration import ProfileIndex
 from solver.throughput.estimate import Topology, class_seconds_per_unit, default_topology
@@ -275,3 +276,26 @@ def test_instances_of_different_sizes_share_their_common_tensor_parallel_walks()
     alone = search_layout(job, gpu, 64, four, index, cache=LayoutCache())
     assert isinstance(shared, LayoutChoice) and shared == alone
     assert shared.layout.tp <= 4
+
+
+def test_with_pipeline_stages_a_smaller_micro_batch_that_fills_the_pipeline_is_not_passed_over() -> None:
+    """With the global batch held, a larger micro-batch leaves fewer micro-batches per step to fill
+    the pipeline (bubble (p-1)/(v·m + p-1)): the choice is at least as fast as every layout of the
+    stated tp and pp that fits, at every micro-batch (the search once rated only the two largest)."""
+    index, gpus = _catalog()
+    gpu, count = gpus["h100-sxm"], 16_384
+    job = _job(model={"name": "Llama 3.1 405B"}, seq_len=8192, tp=8, pp=16, global_batch_tokens=16_777_216,
+               gpu_count=count)  # fmt: skip
+    topology = default_topology(gpu, count, "nvswitch")
+    found = search_layout(job, gpu, count, topology, index, cache=LayoutCache())
+    assert isinstance(found, LayoutChoice)
+    search = layout_search._Search(job, gpu, topology, index, LayoutCache(), 0.0, frozenset())
+    best = 0.0
+    for cp, vpp, zero, rec in itertools.product((1, 2), (1, 2, 4), ("none", "zero1"), RECOMPUTE_CHOICES):
+        shaped = layout_search._laid_out(job, count, (8, cp, 16, vpp), zero, rec)
+        for micro in (1, 2, 4, 8, 16, 32, 64):
+            laid = layout_search._with_micro(search, shaped, micro)
+            if laid is not None and search.fits(laid):
+                best = max(best, layout_search._score(search, laid)[0])
+    assert found.score >= best * (1 - 1e-9)
+    assert found.layout.gradient_accumulation >= 16  # enough micro-batches to fill 16 stages
