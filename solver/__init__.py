@@ -30,6 +30,7 @@ from solver.catalog import (
     parent_gpus_for,
     precision_refusal,
     provider_class,
+    reference_nic_gbps,
     slice_id,
     slices_of,
 )
@@ -346,6 +347,7 @@ __all__ = [
     "plan_portfolio",
     "precision_refusal",
     "provider_class",
+    "reference_nic_gbps",
     "resolve_workload",
     "run_load",
     "scale_term",

@@ -70,7 +70,15 @@ from typing import Final
 
 from pricing.cells import cell_float
 from pricing.errors import SheetRowError
-from solver import NETWORK_CLASSES, PROVIDER_CLASS_OF, GpuSpec, Network, NetworkClass, provider_class
+from solver import (
+    NETWORK_CLASSES,
+    PROVIDER_CLASS_OF,
+    GpuSpec,
+    Network,
+    NetworkClass,
+    provider_class,
+    reference_nic_gbps,
+)
 
 __all__ = [
     "CONSERVATIVE_ETHERNET_GBPS",
@@ -448,26 +456,26 @@ def derive_network(
 _MAX_PLAUSIBLE_GBPS: Final = 100_000.0  # 100 Tbit/s per instance: anything above is a unit mistake
 
 
-_OWNED_SOCKETED_GBPS_PER_GPU: Final = 400.0
 _OWNED_PCIE_NODE_GBPS: Final = 100.0
 
 
 def owned_network(gpu: GpuSpec, gpus_per_node: int) -> Network:
     """The network assumed between owned nodes (the ownership sheet states none).
 
-    Socketed parts (SXM/OAM, 8-GPU HGX/DGX-class boards) are bought as training nodes, whose reference
-    designs carry one 400 Gbit/s InfiniBand/RoCE NIC per GPU (NVIDIA DGX H100/B200: 8 × ConnectX-7
-    400G; AMD MI300X platforms likewise): InfiniBand at 400 Gbit/s per GPU. PCIe-card servers: ethernet
-    at 100 Gbit/s per node (a dual-port 100 GbE NIC, the usual server option).
+    Socketed parts (SXM/OAM, 8-GPU HGX/DGX-class boards) are bought as training nodes, which carry
+    their generation's reference cluster NICs, one per GPU (``reference_nic_gbps``: NVIDIA DGX A100
+    8 × 200 Gbit/s HDR, DGX H100/B200 8 × 400 Gbit/s ConnectX-7; AMD MI300X platforms likewise):
+    InfiniBand at that rate per GPU. PCIe-card servers: ethernet at 100 Gbit/s per node (a dual-port
+    100 GbE NIC, the usual server option).
     """
     form = (gpu.form_factor or "").casefold().split("(")[0]
     socketed = (
         any(marker in form for marker in ("sxm", "oam", "superchip", "hgx", "dgx")) and "pcie" not in form
     )
     if socketed:
-        gbps = _OWNED_SOCKETED_GBPS_PER_GPU * gpus_per_node
-        rule = f"assumed for owned {gpus_per_node}x {gpu.name} nodes: one 400 Gbit/s InfiniBand NIC per GPU"
-        return Network(network_class="infiniband", gbps=gbps, derived=True, rule=rule)
+        per_gpu, cluster = reference_nic_gbps(gpu.architecture)
+        rule = f"assumed for owned {gpus_per_node}x {gpu.name} nodes: {cluster}"
+        return Network(network_class="infiniband", gbps=per_gpu * gpus_per_node, derived=True, rule=rule)
     rule = f"assumed for owned {gpus_per_node}x {gpu.name} PCIe servers: 100 Gbit/s ethernet per node"
     return Network(network_class="ethernet", gbps=_OWNED_PCIE_NODE_GBPS, derived=True, rule=rule)
 

@@ -87,7 +87,8 @@ class ThroughputRequest(Workload, forbid_unknown_fields=True, kw_only=True):
 
     ``interconnect`` defaults to what that GPU's instances usually have (the offers' derivation rule:
     SXM/OAM boards of 8 → nvswitch, PCIe cards → pcie, one GPU → none); ``gpus_per_instance`` to 8 (72
-    for GB200/GB300); ``network`` to an InfiniBand cluster with one 400 Gbit/s NIC per GPU.
+    for GB200/GB300); ``network`` to the GPU generation's reference InfiniBand cluster, one NIC per GPU
+    (200 Gbit/s on A100, 400 on H100 and later).
     """
 
     gpu: Annotated[

@@ -102,10 +102,7 @@ def laid_out(
 def _topology(request: ThroughputRequest, gpu: GpuSpec, interconnect: Interconnect, tp: int) -> Topology:
     """The request's instances and network, over the GPU's defaults; a tensor-parallel group must fit
     in one instance."""
-    topology = default_topology(gpu, request.gpu_count, interconnect)
-    if request.gpus_per_instance is not None:
-        per_instance = min(request.gpus_per_instance, request.gpu_count)
-        topology = msgspec.structs.replace(topology, gpus_per_instance=per_instance)
+    topology = default_topology(gpu, request.gpu_count, interconnect, request.gpus_per_instance)
     if tp > topology.gpus_per_instance:
         raise InvalidWorkload(
             "tp",

@@ -20,6 +20,8 @@ from solver.catalog.network import (
     Network,
     NetworkClass,
     achievable_gbps,
+    reference_cluster_network,
+    reference_nic_gbps,
     spans_instances,
 )
 from solver.catalog.precisions import (
@@ -88,6 +90,8 @@ __all__ = [
     "parent_gpus_for",
     "precision_refusal",
     "provider_class",
+    "reference_cluster_network",
+    "reference_nic_gbps",
     "slice_id",
     "slice_spec",
     "slices_of",

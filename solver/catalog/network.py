@@ -42,6 +42,8 @@ __all__ = [
     "Network",
     "NetworkClass",
     "achievable_gbps",
+    "reference_cluster_network",
+    "reference_nic_gbps",
     "spans_instances",
 ]
 
@@ -163,3 +165,36 @@ def spans_instances(network: Network) -> bool:
 def achievable_gbps(network: Network) -> float:
     """The bandwidth a large ring collective can expect from this network, Gbit/s (0 for ``none``)."""
     return network.gbps * FABRIC_TRAITS[network.network_class].collective_efficiency
+
+
+_REFERENCE_NIC_GBPS: Final[dict[str, tuple[float, str]]] = {
+    "volta": (50.0, "NVIDIA DGX-1 with V100: 4 x 100 Gbit/s EDR InfiniBand for 8 GPUs (DGX-1 datasheet)"),
+    "ampere": (
+        200.0,
+        "NVIDIA DGX A100: 8 x single-port ConnectX-6 200 Gbit/s HDR InfiniBand, one per GPU (DGX A100 datasheet)",
+    ),
+}
+_ASSUMED_NIC_GBPS: Final = (
+    400.0,
+    "one 400 Gbit/s NDR InfiniBand NIC per GPU, as on NVIDIA DGX H100 and DGX B200 (8 x ConnectX-7 400 Gbit/s, "
+    "their datasheets), GB200 NVL72 racks and 8-GPU MI300X platforms",
+)
+
+
+def reference_nic_gbps(architecture: str) -> tuple[float, str]:
+    """Gbit/s per GPU of a GPU generation's reference training cluster (one NIC per GPU: HDR 200 on
+    A100, whose PCIe 4 hosts cannot feed a 400 Gbit/s NIC; NDR 400 from H100 on), and its source."""
+    return _REFERENCE_NIC_GBPS.get(architecture, _ASSUMED_NIC_GBPS)
+
+
+def reference_cluster_network(architecture: str, gpus_per_instance: int) -> Network:
+    """The network assumed between instances of a GPU when an estimate spans several and names none:
+    the GPU generation's reference training cluster (:func:`reference_nic_gbps`), scaled to the
+    instance."""
+    per_gpu, cluster = reference_nic_gbps(architecture)
+    return Network(
+        network_class="infiniband",
+        gbps=per_gpu * gpus_per_instance,
+        derived=True,
+        rule=f"assumed: a training cluster of {gpus_per_instance}-GPU instances, {cluster}",
+    )

@@ -35,7 +35,7 @@ import msgspec
 
 from solver.catalog.gpus import NODE_GPUS, GpuSpec, Interconnect, node_gpus
 from solver.catalog.models import ModelArch
-from solver.catalog.network import FABRIC_TRAITS, Network
+from solver.catalog.network import FABRIC_TRAITS, Network, reference_cluster_network
 from solver.catalog.precisions import PrecisionClass, kv_element_bytes, precision_refusal
 from solver.catalog.profiles import MeasuredProfile
 from solver.errors import InvalidWorkload, ThroughputUnavailable
@@ -101,13 +101,9 @@ LAYOUT_SIGMA: Final = 0.12
 layout, while runs differ in how well their stacks overlap and balance it (chosen so that held-out
 published runs fall inside the 10-90 % band about 80 % of the time, see the accuracy table)."""
 
-DEFAULT_CLUSTER_NETWORK: Final = Network(
-    network_class="infiniband",
-    gbps=400.0 * NODE_GPUS,
-    derived=True,
-    rule="assumed: a training cluster of 8-GPU nodes, one 400 Gbit/s InfiniBand NIC per GPU",
-)
-"""The network assumed between instances when an estimate spans several and names none."""
+DEFAULT_CLUSTER_NETWORK: Final = reference_cluster_network("hopper", NODE_GPUS)
+"""The network a hand-built :class:`Topology` has when it names none (an 8-GPU H100-class node's);
+:func:`default_topology` takes the GPU's own generation's (:func:`reference_cluster_network`)."""
 
 
 class ProfileSource(msgspec.Struct, frozen=True, kw_only=True):
@@ -186,11 +182,15 @@ def _check_precision(
         raise ThroughputUnavailable(f"{gpu.name} has no {speed_class} tensor cores")
 
 
-def default_topology(gpu: GpuSpec, gpu_count: int, interconnect: Interconnect) -> Topology:
-    """One instance up to a node of GPUs (8, or the NVLink domain where larger: 72 on GB200/GB300), the
-    cluster network beyond."""
-    per_instance = node_gpus(gpu)
-    return Topology(gpus_per_instance=min(gpu_count, per_instance), interconnect=interconnect)
+def default_topology(
+    gpu: GpuSpec, gpu_count: int, interconnect: Interconnect, gpus_per_instance: int | None = None
+) -> Topology:
+    """Instances of ``gpus_per_instance`` GPUs (default: a node, 8 or the NVLink domain where larger:
+    72 on GB200/GB300), the GPU generation's reference cluster network between them (one NIC per GPU:
+    200 Gbit/s HDR on A100, 400 on H100 and later, :func:`~solver.catalog.network.reference_cluster_network`)."""
+    per_instance = min(gpu_count, gpus_per_instance or node_gpus(gpu))
+    network = reference_cluster_network(gpu.architecture, per_instance)
+    return Topology(gpus_per_instance=per_instance, interconnect=interconnect, network=network)
 
 
 class _Query(msgspec.Struct, frozen=True, kw_only=True):

@@ -94,6 +94,24 @@ def test_gpus_per_instance_and_default_network_are_reported(client: Client) -> N
     assert stated["class"] == "roce" and stated["gbps"] == 800 and stated["derived"] is False
 
 
+@pytest.mark.parametrize(
+    ("gpu", "count", "per_instance", "gbps_per_gpu"),
+    [("a100-80gb-sxm", 16, 8, 200), ("h100-sxm", 16, 8, 400), ("b200", 16, 8, 400), ("gb200", 144, 72, 400)],
+)
+def test_the_default_network_is_the_gpu_generations_reference_cluster_per_gpu(
+    client: Client, gpu: str, count: int, per_instance: int, gbps_per_gpu: float
+) -> None:
+    """One NIC per GPU at the generation's rate (DGX A100: HDR 200; DGX H100/B200: NDR 400), scaled to
+    the instance: a 72-GPU GB200 rack has 72 NICs, not an 8-GPU node's."""
+    body = {k: v for k, v in TRAIN_8B_TWO_NODES.items() if k != "gpus_per_instance"}
+    result = estimate(client, body | {"gpu": gpu, "gpu_count": count})
+    assert result["gpus_per_instance"] == per_instance
+    assert result["network"]["gbps"] == gbps_per_gpu * per_instance and result["network"]["derived"] is True
+    assert f"{per_instance}-GPU instances" in result["network"]["rule"]
+    halves = estimate(client, body | {"gpu": gpu, "gpu_count": count, "gpus_per_instance": per_instance // 2})
+    assert halves["network"]["gbps"] == gbps_per_gpu * (per_instance // 2)  # the NICs go with the GPUs
+
+
 def test_single_gpu_training_has_no_scaling(client: Client) -> None:
     result = estimate(client, TRAIN_1B_ONE_GPU)
     assert result["scaling"] is None and result["gpus_per_instance"] == 1
