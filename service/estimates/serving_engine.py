@@ -108,7 +108,8 @@ def serving_at_load(
     load = request.load or _OFFLINE
     load.mode()  # exactly one kind of load (a 400 naming ``load``)
     try:
-        served = serve_at_load(setup, classes, load, gpu_count=request.gpu_count, tp=request.tp)
+        served = serve_at_load(setup, classes, load, gpu_count=request.gpu_count, tp=request.tp,
+                               gpus_per_instance=gpus_per_instance)  # fmt: skip
     except ValueError as exc:
         raise ThroughputUnavailable(str(exc)) from exc
     result = served.result

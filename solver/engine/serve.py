@@ -2,7 +2,8 @@
 
 Without a stated ``tp`` the least tensor parallelism whose replica holds the weights and a KV cache of
 at least :data:`MIN_KV_REQUESTS` of the largest requests is taken (powers of two dividing the GPU
-count and the attention heads, inside an NVLink domain where the GPUs have one). ``gpu_count / tp``
+count and the attention heads, inside one instance: over NVLink where the GPUs have it, else over PCIe,
+as vLLM and SGLang run it, its all-reduces priced on that interconnect). ``gpu_count / tp``
 replicas then share the load: an offline batch and a request rate split evenly, a closed loop's
 clients spread as evenly as they go; their throughputs add up and the latencies are one replica's.
 """
@@ -15,7 +16,7 @@ from typing import Final, NamedTuple
 
 import msgspec
 
-from solver.catalog.gpus import GpuSpec, Interconnect
+from solver.catalog.gpus import GpuSpec, Interconnect, node_gpus
 from solver.catalog.models import ModelArch
 from solver.engine.load import run_load
 from solver.engine.profiles import Engine
@@ -76,22 +77,40 @@ class ServedLoad(NamedTuple):
     result: EngineResult
 
 
-def choose_tp(setup: ServingSetup, gpu_count: int, largest_request: int, stated: int | None = None) -> int:
-    """``stated``, or the least tensor parallelism whose replica's KV cache holds the largest request
-    :data:`MIN_KV_REQUESTS` times (module docstring); raises ThroughputUnavailable when none does."""
+_TP_OPTIONS: Final = (1, 2, 4, 8, 16, 32, 64, 72)
+
+
+def choose_tp(
+    setup: ServingSetup,
+    gpu_count: int,
+    largest_request: int,
+    stated: int | None = None,
+    gpus_per_instance: int | None = None,
+) -> int:
+    """``stated``, or the least tensor parallelism inside one instance whose replica's KV cache holds
+    the largest request :data:`MIN_KV_REQUESTS` times (module docstring); raises ThroughputUnavailable
+    when none does, naming the tensor parallelism that would."""
     heads = max(setup.arch.attention_heads, 1)
-    domain = setup.gpu.nvlink_domain if setup.interconnect in ("nvlink", "nvswitch") else 1
+    limit = min(gpu_count, gpus_per_instance or gpu_count)
     options = [stated] if stated is not None else [
-        t for t in (1, 2, 4, 8, 16, 32, 64) if gpu_count % t == 0 and heads % t == 0 and (t == 1 or t <= max(domain, 1))
+        t for t in _TP_OPTIONS if t <= limit and gpu_count % t == 0 and heads % t == 0
     ]  # fmt: skip
+    need = MIN_KV_REQUESTS * largest_request
     for tp in options:
         if gpu_count % tp:
             raise InvalidWorkload("tp", f"{tp} does not divide gpu_count {gpu_count}")
-        if setup.replica(tp).kv_capacity_tokens >= MIN_KV_REQUESTS * largest_request:
+        if setup.replica(tp).kv_capacity_tokens >= need:
             return tp
+    wider = [t for t in _TP_OPTIONS if t > max(options) and heads % t == 0 and t <= node_gpus(setup.gpu)]
+    holds = next((t for t in wider if setup.replica(t).kv_capacity_tokens >= need), None)
     raise ThroughputUnavailable(
         f"{setup.arch.name} at {setup.precision} leaves no KV cache for {MIN_KV_REQUESTS} requests of "
         f"{largest_request:,} tokens on {gpu_count} x {setup.gpu.name} (tensor parallel {options})"
+        + (
+            f"; a replica of tensor parallel {holds} holds them (gpu_count a multiple of {holds})"
+            if holds
+            else ""
+        )
     )
 
 
@@ -113,10 +132,12 @@ def serve_at_load(
     *,
     gpu_count: int,
     tp: int | None = None,
+    gpus_per_instance: int | None = None,
 ) -> ServedLoad:
-    """Simulate ``load`` of the mix ``classes`` on ``gpu_count`` GPUs (module docstring)."""
+    """Simulate ``load`` of the mix ``classes`` on ``gpu_count`` GPUs in instances of
+    ``gpus_per_instance`` (default: one instance holds them all; module docstring)."""
     largest = max(prompt + output for prompt, output, _ in classes)
-    chosen = choose_tp(setup, gpu_count, largest, tp)
+    chosen = choose_tp(setup, gpu_count, largest, tp, gpus_per_instance)
     replicas = gpu_count // chosen
     replica = setup.replica(chosen)
     one = run_load(replica, classes, share_of_load(load, replicas))

@@ -81,6 +81,25 @@ def test_a_model_the_gpu_cannot_hold_is_422(client: Client) -> None:
     assert response.status_code == 422, response.text
 
 
+def test_a_model_one_gpu_cannot_hold_names_the_tensor_parallelism_that_would(client: Client) -> None:
+    body = LLAMA2_ON_A100 | {"model": {"name": "Llama 3.1 70B"}, "precision": "bf16", "gpu": "h100-sxm"}
+    response = _post(client, body)
+    assert response.status_code == 422
+    assert "a replica of tensor parallel 2 holds them (gpu_count a multiple of 2)" in response.json()["detail"]
+    assert _post(client, body | {"gpu_count": 2}).json()["serving"]["tp"] == 2
+
+
+def test_gpus_without_nvlink_run_tensor_parallel_over_pcie(client: Client) -> None:
+    """vLLM and SGLang shard a model too large for one card over PCIe (8 x A10G on one AWS G5 host):
+    the default takes the least tensor parallelism that holds it there too, not only in NVLink domains."""
+    body = LLAMA2_ON_A100 | {"model": {"name": "Llama 3.1 70B"}, "gpu": "a10g", "gpu_count": 8}
+    response = _post(client, body)
+    assert response.status_code == 200, response.text
+    assert response.json()["serving"]["tp"] == 8 and response.json()["serving"]["replicas"] == 1
+    split = _post(client, body | {"gpus_per_instance": 4})  # a tensor-parallel group stays in one instance
+    assert split.status_code == 422 and "tensor parallel [1, 2, 4]" in split.json()["detail"]
+
+
 def test_tgi_is_modelled_as_vllm_and_says_so(client: Client) -> None:
     load = {"load": {"concurrency": 8}}
     vllm = _post(client, LLAMA2_ON_A100 | load).json()
