@@ -2,8 +2,9 @@
 
 The built-in catalog lives in :mod:`solver.catalog.model_data`; every entry names the source of its numbers
 (the model's ``config.json`` or paper). :func:`lookup_model` accepts the spellings found in the wild:
-Hugging Face repo ids, ``"Llama 3 8B"``, ``"llama-3-8b"``, chat/instruct variants (which share the base
-architecture) and a trailing parenthesised remark such as ``"GPT-J 6B (CNN/DailyMail summarization)"``.
+Hugging Face repo ids, ``"Llama 3 8B"``, ``"llama-3-8b"``, chat/instruct variants and quantised uploads
+(``-FP8``, ``-AWQ``, ``-GPTQ-Int4``..., which share the base architecture) and a trailing parenthesised remark
+such as ``"GPT-J 6B (CNN/DailyMail summarization)"``.
 """
 
 from __future__ import annotations
@@ -98,7 +99,13 @@ def active_params(arch: ModelArch) -> float:
 
 _REMARK = re.compile(r"\s*\([^()]*\)\s*$")
 _META_PREFIX = re.compile(r"^meta[\s_.-]+(?=llama)")
-_VARIANT_SUFFIX = re.compile(r"[\s_.-]+(hf|instruct|chat|it|base|v\d+\.\d+|\d{4})$")
+_VARIANT_SUFFIX = re.compile(
+    r"[\s_.-]+(hf|instruct|chat|it|base|v\d+\.\d+|\d{4}"
+    # Quantised uploads (-FP8, -FP8-dynamic, -AWQ, -GPTQ-Int4, -quantized.w8a8, -bnb-4bit, -GGUF...) hold
+    # the same architecture; the request's precision field, not the name, says how the weights are stored.
+    r"|fp8(?:[\s_.-]+dynamic)?|nvfp4|awq|gptq|int[48]|gguf"
+    r"|(?:quantized[\s_.-]+)?w\d+a\d+|(?:bnb[\s_.-]+)?[48]bit)$"
+)
 _SEPARATORS = re.compile(r"[\s_.\-]+")
 
 
@@ -115,7 +122,8 @@ def normalise_name(name: str) -> str:
 
 
 def _candidate_keys(name: str) -> list[str]:
-    """Keys to try, the exact spelling first, then with variant suffixes (-Instruct, -chat, -hf) removed."""
+    """Keys to try, the exact spelling first, then with variant suffixes (-Instruct, -chat, -hf) and
+    quantisation suffixes (-FP8, -AWQ, -GPTQ-Int4, -w8a8, -bnb-4bit) removed one at a time."""
     text = _strip_decorations(name)
     keys = [_SEPARATORS.sub("", text)]
     while (stripped := _VARIANT_SUFFIX.sub("", text)) != text:

@@ -138,7 +138,8 @@ REFUSED_UPLOADS = [
     ("aiperf", AIPERF[:5000], MOCK_PARAMS, "file"),
     ("aiperf", GUIDELLM, MOCK_PARAMS, "file"),
     ("aiperf", AIPERF, {k: v for k, v in MOCK_PARAMS.items() if k != "gpu"}, "gpu"),
-    ("aiperf", AIPERF_EXAMPLE, {"gpu": "H100 SXM", "tp": 1}, "model"),  # gpt-oss-20b: not in the catalog
+    # The upload's model wins over the file's (openai/gpt-oss-20b, now in the catalog): one it does not know.
+    ("aiperf", AIPERF_EXAMPLE, {"gpu": "H100 SXM", "tp": 1, "model": "NoSuchModel-13B"}, "model"),
     ("guidellm", GUIDELLM[:100_000], MOCK_PARAMS, "file"),
     ("guidellm", TITAN, MOCK_PARAMS, "file"),
     ("guidellm", GUIDELLM, {k: v for k, v in MOCK_PARAMS.items() if k != "gpu"}, "gpu"),
