@@ -85,7 +85,9 @@ def test_a_model_one_gpu_cannot_hold_names_the_tensor_parallelism_that_would(cli
     body = LLAMA2_ON_A100 | {"model": {"name": "Llama 3.1 70B"}, "precision": "bf16", "gpu": "h100-sxm"}
     response = _post(client, body)
     assert response.status_code == 422
-    assert "a replica of tensor parallel 2 holds them (gpu_count a multiple of 2)" in response.json()["detail"]
+    assert (
+        "a replica of tensor parallel 2 holds them (gpu_count a multiple of 2)" in response.json()["detail"]
+    )
     assert _post(client, body | {"gpu_count": 2}).json()["serving"]["tp"] == 2
 
 
