@@ -139,7 +139,7 @@ SERVING_FORM_FIELDS: Final[tuple[FormField, ...]] = (
     *(f for f in PLAN_FORM_FIELDS if f.group == _M),  # a model of one's own shape, as on the plan form
     _f("quantisation", "Quantised weights to try", "fp8, int8, int4 (comma-separated), beside the precision",
        "list", _ENGINE),
-    _f("percentile", "TTFT percentile", "of requests the TTFT target holds for (default 99)", "number", _L,
+    _f("percentile", "SLO percentile", "of requests the TTFT and TPOT targets hold for (default 90)", "number", _L,
        "slo", "percentile"),
 )  # fmt: skip
 """The serving request's fields the serving page adds to its rate, mix, SLO and fleet rules: the

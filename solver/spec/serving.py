@@ -100,8 +100,14 @@ class ServingSlo(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, froze
         | None
     ) = None
     percentile: Annotated[
-        float, Meta(gt=0, le=100, description="Percentile of requests the TTFT target applies to.")
-    ] = 99.0
+        float,
+        Meta(
+            gt=0,
+            le=100,
+            description="Percentile of requests the TTFT and TPOT targets apply to (default the 90th; "
+            "simulated latencies are kept up to the 99th, so a higher one is read as 99).",
+        ),
+    ] = 90.0
 
 
 def _check_item(index: int, item: RequestClass) -> None:

@@ -50,6 +50,15 @@ def test_the_capacity_falls_with_longer_requests_and_tighter_slos() -> None:
     assert 0 < tight < loose <= free / MAX_UTILIZATION and "TTFT" in how
 
 
+def test_an_slo_holds_for_the_90th_percentile_of_requests_unless_another_is_stated() -> None:
+    replica = _setup("a100-80gb-sxm").replica(1)
+    size = (1000, 200, 1.0)
+    default, how = replica_capacity(replica, size, ServingSlo(ttft_ms=500, tpot_ms=30))
+    at_p90, _ = replica_capacity(replica, size, ServingSlo(ttft_ms=500, tpot_ms=30, percentile=90))
+    at_p99, _ = replica_capacity(replica, size, ServingSlo(ttft_ms=500, tpot_ms=30, percentile=99))
+    assert default == at_p90 > at_p99 > 0 and "p90 TTFT 500 ms and TPOT 30 ms" in how
+
+
 def test_an_slo_no_rate_meets_is_zero_and_says_why() -> None:
     replica = _setup("l4").replica(1)
     found, how = replica_capacity(replica, (3000, 500, 1.0), ServingSlo(ttft_ms=10, percentile=99))

@@ -67,7 +67,7 @@ def test_decoding_enforces_bounds_and_unknown_fields() -> None:
 
 def test_slo_defaults_and_bounds() -> None:
     slo = msgspec.json.decode(b'{"tpot_ms": 120}', type=ServingSlo)
-    assert slo == ServingSlo(tpot_ms=120.0) and slo.ttft_ms is None and slo.percentile == 99.0
+    assert slo == ServingSlo(tpot_ms=120.0) and slo.ttft_ms is None and slo.percentile == 90.0
     for bad in (b'{"ttft_ms": 0}', b'{"tpot_ms": -1}', b'{"percentile": 0}', b'{"percentile": 101}'):
         with pytest.raises(msgspec.ValidationError):
             msgspec.json.decode(bad, type=ServingSlo)
