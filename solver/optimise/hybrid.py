@@ -4,7 +4,8 @@ Pure: the costs come in as present values (``pricing.ownership.tco.hybrid_coeffi
 model is linear. With d_m the demand of month m (GPU-hours), c the hours one GPU gives in a month:
 
 * ``n`` (integer, 0..peak) owned GPUs; ``s_m`` ≥ 0 the GPU-hours they serve in month m (s_m ≤ c·n,
-  s_m ≤ d_m); ``r_m`` = d_m − s_m the GPU-hours rented.
+  s_m ≤ d_m); ``r_m`` = d_m − s_m the GPU-hours rented (solved as shares of d_m, so every row is
+  scaled alike whatever the month's demand).
 * Hourly (on-demand) rent: minimise F·n + Σ_m (e_m·s_m + p_m·r_m), with F the fixed cost of an owned
   GPU over the horizon (capital, replacements, terminal credit, colocation, maintenance, idle energy),
   e_m the extra energy of a busy owned GPU-hour and p_m the rent of a GPU-hour.
@@ -19,7 +20,7 @@ must agree with.
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Final, Literal
 
 import msgspec
 import pulp
@@ -32,6 +33,12 @@ __all__ = ["FleetCost", "HybridProblem", "HybridResult", "enumerate_hybrid", "ev
 _TOLERANCE = 1e-9
 """GPU-months of demand a fleet may fall short by (float noise): ``g`` GPUs serve ``d`` GPU-hours when
 ``d ≤ c·(g + tolerance)``, in the peak, the oracle and the MILP alike."""
+
+
+_EXACT: Final = {"mip_rel_gap": 1e-9, "mip_abs_gap": 1e-9}
+"""HiGHS stops at a relative gap of 1e-4 by default, which can keep a fleet costing a few dollars more
+in a million (731 vs 1,462 GPU-hours a month: two owned GPUs at $1,462.99999 against one at
+$1,462.99268); one or two integers close at any gap in microseconds."""
 
 
 class HybridProblem(msgspec.Struct, frozen=True, kw_only=True):
@@ -148,32 +155,35 @@ def solve_hybrid(problem: HybridProblem, *, time_limit_s: float = 5.0) -> Hybrid
         if problem.rent_billing == "reserved"
         else None
     )
-    served = []
-    rented = []
     objective = [problem.owned_fixed_usd_per_gpu * owned]
     for m, demand in enumerate(problem.demand_gpu_hours):
-        s = model.add_variable(f"served_{m + 1}", 0, demand, "Continuous")
-        r = model.add_variable(f"rented_{m + 1}", 0, demand, "Continuous")
-        # Rows scaled so the month's demand is at least 1: HiGHS's absolute feasibility tolerance (1e-7)
-        # then cannot let a small demand ride on zero owned or reserved GPUs. Demand under the fleet
-        # tolerance needs no GPU anyway, so the scale stops there (and stays a sane coefficient).
-        scale = max(1.0, 1.0 / max(demand, cap * _TOLERANCE))
-        model += scale * s + scale * r == scale * demand, f"demand_{m + 1}"
-        model += scale * s - scale * cap * owned <= scale * cap * _TOLERANCE, f"owned_capacity_{m + 1}"
+        if demand <= 0:
+            continue
+        # The month's split as shares of its demand (owned σ, rented ρ; σ + ρ = 1), each capacity row
+        # divided by the demand: every coefficient then lies in [0, 1] and HiGHS's absolute feasibility
+        # tolerance (1e-7) is relative to the demand, so a small demand cannot ride on zero GPUs. With
+        # GPU-hours as variables a demand of 1e-6 had bounds of 1e-6 and rows scaled by 1e6, and HiGHS's
+        # presolve proved a fleet one GPU short optimal. One GPU's share min(1, c/d) admits for integer
+        # counts exactly what c·n ≥ d·σ does; c·tolerance/d ≥ 1 (a demand under the fleet tolerance)
+        # needs no GPU, as in ``peak_gpus``.
+        owned_share = model.add_variable(f"owned_share_{m + 1}", 0, 1, "Continuous")
+        rented_share = model.add_variable(f"rented_share_{m + 1}", 0, 1, "Continuous")
+        model += owned_share + rented_share == 1, f"demand_{m + 1}"
+        needs_gpus = demand > cap * _TOLERANCE  # else no GPU is needed (nor a finite slack: 5e-324)
+        per_gpu, slack = min(1.0, cap / demand), cap * _TOLERANCE / demand if needs_gpus else 0.0
+        if needs_gpus:
+            model += owned_share - per_gpu * owned <= slack, f"owned_capacity_{m + 1}"
+        busy = problem.owned_busy_usd_per_hour[m] * demand * owned_share
         if reserved is not None:
-            model += (
-                scale * r - scale * cap * reserved <= scale * cap * _TOLERANCE,
-                f"reserved_capacity_{m + 1}",
-            )
-            objective.append(problem.owned_busy_usd_per_hour[m] * s)
+            if needs_gpus:
+                model += rented_share - per_gpu * reserved <= slack, f"reserved_capacity_{m + 1}"
+            objective.append(busy)
         else:
-            objective.append(problem.owned_busy_usd_per_hour[m] * s + problem.rent_usd_per_hour[m] * r)
-        served.append(s)
-        rented.append(r)
+            objective.append(busy + problem.rent_usd_per_hour[m] * demand * rented_share)
     if reserved is not None:
         objective.append(problem.reserved_usd_per_gpu * reserved)
     model += pulp.lpSum(objective)
-    outcome = solve(model, time_limit_s=time_limit_s)
+    outcome = solve(model, time_limit_s=time_limit_s, options=_EXACT)
     if outcome.status not in ("optimal", "time_limited"):
         raise SolverError(
             f"the buy + rent model could not be solved: {outcome.status} {outcome.message}".strip()

@@ -82,6 +82,12 @@ demands = st.lists(st.floats(0.0, 4 * CAP, allow_nan=False), min_size=1, max_siz
 )
 @example(demand=[1.19e-07], fixed=0.0, busy=0.0, rent=1.0, billing="reserved", reserved=100.0)  # small demand
 @example(demand=[1.5e-242], fixed=0.0, busy=0.0, rent=1.0, billing="reserved", reserved=100.0)  # negligible
+@example(
+    demand=[732.0, 1e-06], fixed=1.0, busy=0.0, rent=1.0, billing="per_busy_hour", reserved=100.0
+)  # tiny month
+@example(
+    demand=[731.0, 1461.0], fixed=731.0, busy=0.0, rent=0.99999, billing="per_busy_hour", reserved=100.0
+)  # near tie
 def test_milp_agrees_with_enumeration(
     demand: list[float],
     fixed: float,
