@@ -798,11 +798,11 @@ def _training_rate(
         sigma = math.hypot(sigma, scaling_sigma, LAYOUT_SIGMA)
         score *= 1.0 - 0.5 * scaling.communication_fraction
     where = f"{count}× {gpu.gpu_id} ({_precision_text(workload.precision, query.precision)})"
-    if scale is not None and scale.exponent(count, workload.arch.params_b * 1e9) > 0:
+    if scale is not None and scale.exponent(count, workload.arch.params_b * 1e9, gpu.architecture) > 0:
         params = workload.arch.params_b * 1e9
-        value *= scale.factor(count, params)
+        value *= scale.factor(count, params, gpu.architecture)
         sigma = math.hypot(sigma, scale.spread(count))
-        where += f"; {scale.text(count, params)}"
+        where += f"; {scale.text(count, params, gpu.architecture)}"
     return _Rate(value=value, per_gpu=per_gpu, where=where, sigma=sigma, score=score, scaling=scaling,
                  layout=layout)  # fmt: skip
 

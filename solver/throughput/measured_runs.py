@@ -117,21 +117,35 @@ def predict_run(
     return estimate
 
 
+def _scale_runs(index: ProfileIndex, exclude: frozenset[int]) -> list[Observation]:
+    """The at-scale pretraining runs of the allowed sources (:data:`~solver.throughput.at_scale.SCALE_SOURCES`)
+    not in ``exclude``."""
+    return [
+        obs
+        for obs in index.observations
+        if obs.mode == "train" and obs.row_class == "pretrain" and obs.profile.gpu_count >= AT_SCALE_GPUS
+        and obs.profile.profile_id not in exclude and in_scale_sources(run_family(obs))
+    ]  # fmt: skip
+
+
 def scale_term(index: ProfileIndex, exclude: frozenset[int] = frozenset()) -> ScaleTerm:
-    """The efficiency-at-scale term fitted on ``index``'s at-scale runs without ``exclude``."""
+    """The efficiency-at-scale term fitted on ``index``'s at-scale runs without ``exclude``.
+
+    Each run is compared with what the model makes of it with every at-scale run hidden: the term
+    corrects the class and step models, so a run must not be answered by a measured profile (its own,
+    or a twin of it from another release of the same table), which would read as a ratio of 1."""
     memo = _TERMS.of(index)
     found = memo.get(exclude)
     if found is None:
+        runs = _scale_runs(index, exclude)
+        hidden = exclude | {obs.profile.profile_id for obs in runs}
         points = []
-        for obs in index.observations:
-            family = run_family(obs)
-            if (obs.mode != "train" or obs.row_class != "pretrain" or obs.profile.gpu_count < AT_SCALE_GPUS
-                    or obs.profile.profile_id in exclude or not in_scale_sources(family)):  # fmt: skip
-                continue
-            predicted = predict_run(obs, index, exclude, None)
+        for obs in runs:
+            predicted = predict_run(obs, index, hidden, None)
             if predicted is not None and predicted.value > 0:
                 ratio = math.log(obs.profile.value / predicted.value)
                 points.append(ScalePoint(gpus=obs.profile.gpu_count, params=obs.arch.params_b * 1e9 if obs.arch else 1e11,
-                                         log_ratio=ratio, source=family))  # fmt: skip
+                                         log_ratio=ratio, source=run_family(obs),
+                                         architecture=index.gpus[obs.profile.gpu_id].architecture))  # fmt: skip
         found = memo[exclude] = fit_scale_term(points)
     return found
