@@ -23,7 +23,9 @@ from solver.memory.peak import (
     estimate_memory,
     fit_on,
     lora_params,
+    rank_high_gib,
     rank_peak_gib,
+    rank_point_gib,
 )
 from solver.memory.stages import Stage, pipeline_stages
 
@@ -49,7 +51,9 @@ __all__ = [
     "lora_params",
     "model_state",
     "pipeline_stages",
+    "rank_high_gib",
     "rank_peak_gib",
+    "rank_point_gib",
     "saved_activation_bytes",
     "weight_bytes",
 ]

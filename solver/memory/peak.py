@@ -63,7 +63,9 @@ __all__ = [
     "estimate_memory",
     "fit_on",
     "lora_params",
+    "rank_high_gib",
     "rank_peak_gib",
+    "rank_point_gib",
 ]
 
 GIB: Final = 2.0**30
@@ -466,10 +468,20 @@ def _layout_free(rw: ResolvedWorkload) -> tuple[_Inputs, tuple[str, ...]]:
 def rank_peak_gib(rw: ResolvedWorkload) -> tuple[float, float]:
     """(``per_gpu_gib``, band high) of the busiest rank, without the breakdown and notes of
     :func:`estimate_memory` (the layout search's fast path; same numbers)."""
+    point = rank_point_gib(rw)
+    return point, rank_high_gib(rw, point)
+
+
+def rank_point_gib(rw: ResolvedWorkload) -> float:
+    """The busiest rank's ``per_gpu_gib`` alone (a layout over the memory needs no band)."""
     inputs, _ = _layout_free(_layout_free_key(rw))
-    point, high = _counters(rw, inputs, "point"), _counters(rw, inputs, "high")
-    per_gpu = _per_gpu(rw, point, "point") / GIB
-    return per_gpu, max(_per_gpu(rw, high, "high") / GIB, per_gpu)
+    return _per_gpu(rw, _counters(rw, inputs, "point"), "point") / GIB
+
+
+def rank_high_gib(rw: ResolvedWorkload, point_gib: float) -> float:
+    """The high end of the busiest rank's band, given its ``per_gpu_gib`` (never below it)."""
+    inputs, _ = _layout_free(_layout_free_key(rw))
+    return max(_per_gpu(rw, _counters(rw, inputs, "high"), "high") / GIB, point_gib)
 
 
 def _summary_notes(rw: ResolvedWorkload, counters: _Counters, nccl: float) -> list[str]:

@@ -39,7 +39,7 @@ import msgspec
 from solver.catalog.gpus import INTERCONNECT_RANK, GpuSpec
 from solver.catalog.stacks import stack_parallelism
 from solver.errors import InvalidWorkload, ThroughputUnavailable
-from solver.memory.peak import MemoryEstimate, estimate_memory, lora_params, rank_peak_gib
+from solver.memory.peak import MemoryEstimate, estimate_memory, lora_params, rank_high_gib, rank_point_gib
 from solver.spec.workload import RECOMPUTE_CHOICES, Recompute, ResolvedWorkload, Sharding
 from solver.throughput.calibration import ProfileIndex
 from solver.throughput.estimate import Topology, class_seconds_per_unit, topology_links
@@ -104,13 +104,13 @@ class CacheTables:
 
 class LayoutCache(CacheTables):
     """What layout searches learn on one catalog snapshot, in tables by kind: ``memory`` (a rank's
-    peak by workload and layout), ``micros`` (the micro-batches that fit a layout), ``walks`` (a
+    peak by workload and layout), ``highs`` (the high end of its band, for peaks that fit), ``micros`` (the micro-batches that fit a layout), ``walks`` (a
     count's layouts worth rating at one tensor and context parallelism), ``offers`` (a count's layouts
     worth rating on a topology), ``rates`` (one GPU's seconds per unit), ``choices`` (the layout
     chosen per count, GPU, topology and headroom) and ``estimates`` (its full memory estimate).
     Bounded (a table is cleared when full); each operation is one dict call, so threads may share it."""
 
-    TABLES = ("memory", "micros", "walks", "offers", "rates", "choices", "estimates")
+    TABLES = ("memory", "highs", "micros", "walks", "offers", "rates", "choices", "estimates")
 
 
 class LayoutChoice(msgspec.Struct, frozen=True, kw_only=True):
@@ -256,11 +256,18 @@ class _Search:
             return _roofline_seconds_per_unit(rw, self.gpu)
         return class_seconds_per_unit(rw, self.gpu, self.index, self.exclude)
 
-    def memory(self, rw: ResolvedWorkload) -> tuple[float, float]:
+    def _memory_key(self, rw: ResolvedWorkload) -> Hashable:
         shards = rw.dp * rw.cp if rw.sharding != "none" else 0
-        key = (self.key, rw.tp, rw.pp, rw.vpp, rw.cp, rw.sharding, shards, rw.recompute, rw.batch_size,
-               min(rw.gradient_accumulation_steps, max(rw.pp, 2)), rw.gpu_count > 1)  # fmt: skip
-        return self.cache.get("memory", key, lambda: rank_peak_gib(rw))
+        return (self.key, rw.tp, rw.pp, rw.vpp, rw.cp, rw.sharding, shards, rw.recompute, rw.batch_size,
+                min(rw.gradient_accumulation_steps, max(rw.pp, 2)), rw.gpu_count > 1)  # fmt: skip
+
+    def memory(self, rw: ResolvedWorkload) -> float:
+        """The busiest rank's peak (GiB)."""
+        return self.cache.get("memory", self._memory_key(rw), lambda: rank_point_gib(rw))
+
+    def high(self, rw: ResolvedWorkload, point: float) -> float:
+        """The high end of its band (GiB; only asked of layouts whose peak fits)."""
+        return self.cache.get("highs", self._memory_key(rw), lambda: rank_high_gib(rw, point))
 
     def fit_key(self, rw: ResolvedWorkload) -> Hashable:
         """What the micro-batches that fit depend on: the workload, the layout without its micro-batch,
@@ -269,8 +276,12 @@ class _Search:
                 rw.vpp, rw.cp, rw.sharding, rw.recompute)  # fmt: skip
 
     def fits(self, rw: ResolvedWorkload) -> bool:
-        point, high = self.memory(rw)
-        ok = fits(point, high, self.gpu.memory_gib, self.headroom)
+        """:func:`fits` for ``rw``, its band worked out only when its peak fits within the headroom."""
+        point = self.memory(rw)
+        capacity = self.gpu.memory_gib
+        ok = point <= (1.0 - self.headroom) * capacity and (
+            self.headroom <= 0 or fits(point, self.high(rw, point), capacity, self.headroom)
+        )
         if not ok:
             self.smallest_need = min(self.smallest_need, point)
         return ok
@@ -387,7 +398,7 @@ def _fitting_micros(search: _Search, rw: ResolvedWorkload) -> tuple[tuple[int, .
         if laid is None:
             continue
         if not search.fits(laid):
-            need = search.memory(laid)[0]
+            need = search.memory(laid)
             edge = micro if search.headroom > 0 and need <= search.gpu.memory_gib else 0
             return tuple(fitting), need, edge
         fitting.append(micro)

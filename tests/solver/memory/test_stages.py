@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from solver.memory.peak import estimate_memory, rank_peak_gib
+from solver.memory.peak import estimate_memory, rank_high_gib, rank_peak_gib, rank_point_gib
 from solver.memory.stages import pipeline_stages
 from solver.spec.workload import ResolvedWorkload, Workload, resolve_workload
 
@@ -55,3 +55,5 @@ def test_the_fast_path_agrees_with_the_estimate() -> None:
     point, high = rank_peak_gib(job)
     full = estimate_memory(job)
     assert point == pytest.approx(full.per_gpu_gib) and high == pytest.approx(full.band.high_gib)
+    # the layout search asks for the band only of peaks that fit: the halves agree with the pair
+    assert rank_point_gib(job) == point and rank_high_gib(job, point) == high
