@@ -510,23 +510,24 @@ def _edge(
     """The fastest of the layouts that fit only below the headroom when it beats ``best`` (None: the
     headroom costs nothing at this count, or no rate can be set for them: they only inform)."""
     try:
-        edge = _fastest(search, edges, count_unpriced=False)
+        edge = _fastest(search, edges, count_unpriced=False, floor=0.0 if best is None else best.score)
     except (ThroughputUnavailable, InvalidWorkload):
         return None
     return None if edge is None or (best is not None and edge.score <= best.score) else edge
 
 
 def _fastest(
-    search: _Search, offers: tuple[ResolvedWorkload, ...], *, count_unpriced: bool = True
+    search: _Search, offers: tuple[ResolvedWorkload, ...], *, count_unpriced: bool = True, floor: float = 0.0
 ) -> LayoutChoice | None:
-    """The fastest of ``offers`` by the step model, with its memory estimate (None: none can run); the
-    first in ``offers``' order on a tie. Offers are rated in the order of their compute-and-bubble
-    bound (:func:`_ceiling`), and rating stops once no bound left can beat (or tie) the best found."""
+    """The fastest of ``offers`` by the step model, with its memory estimate (None: none can run, or
+    none can beat ``floor``, the score of a layout the caller has); the first in ``offers``' order on
+    a tie. Offers are rated in the order of their compute-and-bubble bound (:func:`_ceiling`), and
+    rating stops once no bound left can beat (or tie) the best found, or beat ``floor``."""
     ceilings = [_ceiling(search, rw) for rw in offers]
     best: tuple[float, int, Layout, ResolvedWorkload] | None = None
     for i in sorted(range(len(offers)), key=lambda j: -ceilings[j]):
-        if best is not None and ceilings[i] < best[0]:
-            break  # the rest are bounded below the best: rating them changes nothing
+        if (best is not None and ceilings[i] < best[0]) or (floor > 0 and ceilings[i] <= floor):
+            break  # the rest are bounded below the best (or the caller's): rating them changes nothing
         score, layout = _score(search, offers[i])
         if score <= 0:
             search.unpriced += count_unpriced
