@@ -169,14 +169,13 @@ def solve_hybrid(problem: HybridProblem, *, time_limit_s: float = 5.0) -> Hybrid
         owned_share = model.add_variable(f"owned_share_{m + 1}", 0, 1, "Continuous")
         rented_share = model.add_variable(f"rented_share_{m + 1}", 0, 1, "Continuous")
         model += owned_share + rented_share == 1, f"demand_{m + 1}"
-        needs_gpus = demand > cap * _TOLERANCE  # else no GPU is needed (nor a finite slack: 5e-324)
-        per_gpu, slack = min(1.0, cap / demand), cap * _TOLERANCE / demand if needs_gpus else 0.0
-        if needs_gpus:
+        if demand > cap * _TOLERANCE:  # else no GPU is needed (and 5e-324 would make the slack infinite)
+            per_gpu, slack = min(1.0, cap / demand), cap * _TOLERANCE / demand
             model += owned_share - per_gpu * owned <= slack, f"owned_capacity_{m + 1}"
+            if reserved is not None:
+                model += rented_share - per_gpu * reserved <= slack, f"reserved_capacity_{m + 1}"
         busy = problem.owned_busy_usd_per_hour[m] * demand * owned_share
         if reserved is not None:
-            if needs_gpus:
-                model += rented_share - per_gpu * reserved <= slack, f"reserved_capacity_{m + 1}"
             objective.append(busy)
         else:
             objective.append(busy + problem.rent_usd_per_hour[m] * demand * rented_share)
