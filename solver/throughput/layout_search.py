@@ -104,10 +104,11 @@ class CacheTables:
 
 class LayoutCache(CacheTables):
     """What layout searches learn on one catalog snapshot, in tables by kind: ``memory`` (a rank's
-    peak by workload and layout), ``highs`` (the high end of its band, for peaks that fit), ``micros`` (the micro-batches that fit a layout), ``walks`` (a
-    count's layouts worth rating at one tensor and context parallelism), ``offers`` (a count's layouts
-    worth rating on a topology), ``rates`` (one GPU's seconds per unit), ``choices`` (the layout
-    chosen per count, GPU, topology and headroom) and ``estimates`` (its full memory estimate).
+    peak by workload and layout), ``highs`` (the high end of its band, for peaks that fit),
+    ``micros`` (the micro-batches that fit a layout), ``walks`` (a count's layouts worth rating at one
+    tensor and context parallelism), ``offers`` (a count's layouts worth rating on a topology),
+    ``rates`` (one GPU's seconds per unit), ``choices`` (the layout chosen per count, GPU, topology and
+    headroom) and ``estimates`` (its full memory estimate).
     Bounded (a table is cleared when full); each operation is one dict call, so threads may share it."""
 
     TABLES = ("memory", "highs", "micros", "walks", "offers", "rates", "choices", "estimates")
