@@ -150,6 +150,18 @@ class CatalogSnapshot(msgspec.Struct, frozen=True, kw_only=True):
             if key.inputs is not None and key.inputs(older) == key.inputs(self):
                 self.built.put(key, value)
 
+    def model_inputs(self) -> tuple[object, ...]:
+        """What the throughput, memory and serving models read from a snapshot: the measured training
+        and serving profiles and the GPUs (whole and MIG slices). A price sheet changes none of them,
+        so what those models worked out (layouts, a supply shape's counts, estimates, capacities) is
+        taken over by the next snapshot (``Derived(..., inputs=CatalogSnapshot.model_inputs)``)."""
+        return (self.profiles, self.serving, self.gpus, self.mig_slices)
+
+    def model_generation(self) -> int:
+        """The generation of the oldest snapshot in the run of snapshots with these
+        :meth:`model_inputs` (caches of model results key on it, not on :attr:`generation`)."""
+        return self.derive(_MODEL_GENERATION)
+
     def warm(self) -> None:
         """Build the structures every plan needs now (the class-model fit and the efficiency-at-scale
         term take a second or two between them), so the first plan after a start or a change does not
@@ -172,6 +184,9 @@ class CatalogSnapshot(msgspec.Struct, frozen=True, kw_only=True):
 
 _PROFILE_INDEX: Derived[ProfileIndex] = Derived(
     "profile index", lambda s: ProfileIndex(s.profiles, s.gpus), lambda s: (s.profiles, s.gpus)
+)
+_MODEL_GENERATION: Derived[int] = Derived(
+    "model generation", lambda s: s.generation, CatalogSnapshot.model_inputs
 )
 _WITH_SLICES: Derived[dict[str, GpuSpec]] = Derived(
     "GPUs and slices", lambda s: {**s.gpus, **s.mig_slices}, lambda s: (s.gpus, s.mig_slices)

@@ -39,8 +39,11 @@ from solver import (
 
 __all__ = ["LAYOUTS", "estimate_throughput_for", "laid_out", "layout_cache"]
 
-LAYOUTS: Derived[LayoutCache] = Derived("layout cache", lambda _snapshot: LayoutCache())
-"""The layout searches' cache of one catalog snapshot (memory per layout, the choice per count)."""
+LAYOUTS: Derived[LayoutCache] = Derived(
+    "layout cache", lambda _snapshot: LayoutCache(), CatalogSnapshot.model_inputs
+)
+"""The layout searches' cache of one catalog snapshot (memory per layout, the choice per count),
+taken over by the next snapshot when only prices changed (a new sheet left every plan cold again)."""
 
 _RELAXABLE = ("micro_batch", "recompute", "sharding", "pp", "cp", "vpp", "tp")
 

@@ -1,7 +1,9 @@
 """Throughput estimates for the planner, cached across requests so repeated plans reuse the model's work.
 
-A bounded, thread-safe LRU of *tables*: one per (snapshot generation, the plan's workload, output
-length), so a new snapshot never reads stale entries; only the newest generation's tables are kept. Inside a table an estimate is keyed by the
+A bounded, thread-safe LRU of *tables*: one per (model generation, the plan's workload, output
+length), so a snapshot whose profiles or GPUs changed never reads stale entries, while a new price sheet
+(same model inputs, :meth:`~service.db.snapshot.CatalogSnapshot.model_generation`) keeps them; only the
+newest generation's tables are kept. Inside a table an estimate is keyed by the
 few plain values a candidate varies — GPU, count, layout and topology — so a plan that asks for
 thousands of candidates hashes the (large) workload once, not once per candidate. The reason no
 estimate exists is cached too (and re-raised as :class:`~solver.errors.ThroughputUnavailable`).
@@ -34,9 +36,10 @@ from solver import (
 __all__ = ["PLAN_CACHE", "ThroughputCache", "ThroughputKey", "plan_cache"]
 
 PLAN_CACHE: Derived[PlanCache] = Derived(
-    "plan cache", lambda snapshot: PlanCache(layouts=layout_cache(snapshot))
+    "plan cache", lambda snapshot: PlanCache(layouts=layout_cache(snapshot)), CatalogSnapshot.model_inputs
 )
-"""What plans learn on one snapshot (layouts, each supply shape's counts): created and dropped with it."""
+"""What plans learn on one snapshot (layouts, each supply shape's counts, not prices), kept by the next
+snapshot while its model inputs are the same (a price sheet), dropped with the last one that has them."""
 
 
 def plan_cache(snapshot: CatalogSnapshot) -> PlanCache:
@@ -49,7 +52,8 @@ _Table = dict[Hashable, Any]
 
 
 class ThroughputKey(msgspec.Struct, frozen=True, kw_only=True):
-    """What a table of estimates depends on: the snapshot, the plan's workload, its output length."""
+    """What a table of estimates depends on: the snapshot's model inputs (``generation``: its
+    :meth:`~service.db.snapshot.CatalogSnapshot.model_generation`), the plan's workload, its output length."""
 
     generation: int
     workload: ResolvedWorkload
@@ -71,10 +75,11 @@ class ThroughputCache:
     def table(self, key: ThroughputKey) -> _Table:
         """The table of ``key`` (created on first use; the least recently used one is dropped).
 
-        Only the newest snapshot's tables are kept: the first request on a new snapshot drops every
-        older table (nothing could hit it again), and a request still running on an older snapshot
-        gets a table of its own that is not kept. Without this, every price-sheet upload left up to
-        ``max_tables`` tables of dead snapshots behind (RSS 309 → 554 MB over 30 upload-and-plan rounds).
+        Only the newest model generation's tables are kept: the first request on a snapshot with new
+        model inputs drops every older table (nothing could hit it again), and a request still running
+        on an older one gets a table of its own that is not kept. Without this, every change left up to
+        ``max_tables`` tables of dead snapshots behind (RSS 309 → 554 MB over 30 upload-and-plan rounds,
+        when every price sheet was a new generation).
         """
         with self._lock:
             if key.generation > self._newest:
@@ -93,7 +98,7 @@ class ThroughputCache:
             return found
 
     def generations(self) -> list[int]:
-        """The snapshot generation of every table held (the newest only, see :meth:`table`)."""
+        """The model generation of every table held (the newest only, see :meth:`table`)."""
         with self._lock:
             return [key.generation for key in self._tables]
 
@@ -102,7 +107,7 @@ class ThroughputCache:
         (keyed by GPU, tp, interconnect, request size and SLO; the rate is not part of it)."""
         return self.table(
             ThroughputKey(
-                generation=snapshot.generation, workload=workload, output_len=None, part="capacities"
+                generation=snapshot.model_generation(), workload=workload, output_len=None, part="capacities"
             )
         )
 
@@ -112,7 +117,7 @@ class ThroughputCache:
         """The planner's throughput function for ``workload`` on ``snapshot``, through this cache."""
         index = snapshot.profile_index()
         table = self.table(
-            ThroughputKey(generation=snapshot.generation, workload=workload, output_len=output_len)
+            ThroughputKey(generation=snapshot.model_generation(), workload=workload, output_len=output_len)
         )
         limit = self._max_entries
         scale = scale_term(index)
