@@ -30,17 +30,21 @@ KV cache's paged reads reach), ``step_overhead_s`` (scheduling, sampling, kernel
 ``request_overhead_s`` (the front end's serial work per request: HTTP, tokenising, detokenising,
 scheduling it). ``python -m tests.solver.engine.engine_fit`` fits them:
 
-- the GPU-side five on the even half of the shipped TensorRT-LLM offline rows (least squares on log
+- the GPU-side six on the even half of the shipped TensorRT-LLM offline rows (least squares on log
   error within plausible bounds; the step overhead sits at its 2 ms bound, a prior: the offline rows
-  cannot tell it from the bandwidth shares, ``engine_fit.BOUNDS``): compute 0.661, weights' bandwidth
-  0.639, KV bandwidth 0.558, 2 ms a step, 8 µs a sequence. The odd half, held out, scores a median
-  error of 16.2 %, p90 37.5 %, 98 % within 2x (n = 129). ``trtllm`` takes them as they are
-  (``trtllm-bench`` has no HTTP front end: no request overhead).
+  cannot tell it from the bandwidth shares, ``engine_fit.BOUNDS``): compute 0.819, weights' bandwidth
+  0.621, KV bandwidth 0.591, 2 ms a step, 8 µs a sequence, and fp4 matmuls at 0.608 of that compute
+  share (``fp4_compute_efficiency``: NVFP4 GEMMs about 1.2x fp8's speed, not the peak's 2x; without
+  it one share served both, and the fp4 Blackwell rows came out x1.14 while the fp8 Hopper rows came
+  out x0.87). The odd half, held out, scores a median error of 14.2 %, p90 35.8 %, 98 % within 2x
+  (n = 129; 16.3 % and 38.2 % without the fp4 share). Attention runs at the fp8 rate under fp4 weights
+  (no fused attention kernel has an fp4 path). ``trtllm`` takes them as they are (``trtllm-bench`` has
+  no HTTP front end: no request overhead).
 - vLLM's front end and prefill on Mélange's short-output rows (its vLLM runs with at most 25 output
-  tokens, where decoding costs little): ``request_overhead_s`` 26.5 ms and ``compute_efficiency``
+  tokens, where decoding costs little): ``request_overhead_s`` 26.3 ms and ``compute_efficiency``
   0.303. The front end is why short requests top out near 38 requests/s on one replica however fast
   the GPU (Mélange measures 41-47 on H100 and A100 at 12 tokens in and out); the 2 ms front end
-  assumed before predicted about ten times that on H100. Prefill in vLLM reaches about half the share
+  assumed before predicted about ten times that on H100. Prefill in vLLM reaches about 0.37 of the share
   of TensorRT-LLM's. Decoding keeps TensorRT-LLM's step costs: Mélange's vLLM (early 2024) spent
   about 0.44 ms of CPU per running sequence every step (fitted on its even rows, its odd rows then
   within 11 % median, ``tests/solver/engine/test_accuracy.py``), the cost that vLLM's later releases
@@ -80,6 +84,10 @@ class EngineProfile(NamedTuple):
     kv_bandwidth_efficiency: float | None = None
     """The share of the bandwidth attention's KV-cache reads reach (paged, per-sequence reads of many
     short blocks), where it differs from the weights' (``None``: ``bandwidth_efficiency``)."""
+    fp4_compute_efficiency: float = 1.0
+    """The share of the fp4 tensor-core rate (NVFP4, MXFP4) a step's fp4 matmuls reach, relative to
+    ``compute_efficiency`` (fitted: block-scaled 4-bit GEMMs in serving shapes — grouped expert GEMMs,
+    a step's few hundred tokens — gain far less over fp8 than the peak's 2x)."""
     budget_tiers: tuple[tuple[float, int], ...] = ()
     """``(GiB, tokens)`` in rising order: a GPU with less memory than the first tier's GiB gets its
     token budget (SGLang's ``chunked_prefill_size`` by memory); empty: vLLM's large-GPU rule."""
@@ -110,13 +118,14 @@ _VLLM: Final = EngineProfile(
     memory_fraction=0.9,
     block_tokens=16,
     compute_efficiency=0.303,
-    bandwidth_efficiency=0.639,
+    bandwidth_efficiency=0.621,
     step_overhead_s=2.0e-3,
     sequence_overhead_s=8e-6,
-    request_overhead_s=26.5e-3,
+    request_overhead_s=26.3e-3,
     source="vLLM V1 defaults (EngineArgs.get_batch_defaults); front end and prefill fitted on Mélange's "
     "vLLM rows, the rest on TensorRT-LLM's",
-    kv_bandwidth_efficiency=0.558,
+    kv_bandwidth_efficiency=0.591,
+    fp4_compute_efficiency=0.608,
 )
 
 ENGINE_PROFILES: Final[dict[Engine, EngineProfile]] = {
@@ -140,14 +149,15 @@ ENGINE_PROFILES: Final[dict[Engine, EngineProfile]] = {
         max_seqs_small=2048,
         memory_fraction=0.9,
         block_tokens=32,
-        compute_efficiency=0.661,
-        bandwidth_efficiency=0.639,
+        compute_efficiency=0.819,
+        bandwidth_efficiency=0.621,
         step_overhead_s=2.0e-3,
         sequence_overhead_s=8e-6,
         request_overhead_s=0.0,
         source="trtllm-bench max-throughput settings (TensorRT-LLM perf overview); efficiencies fitted",
         reserve_output=True,
-        kv_bandwidth_efficiency=0.558,
+        kv_bandwidth_efficiency=0.591,
+        fp4_compute_efficiency=0.608,
     ),
 }
 """Per engine: its scheduler limits and fitted costs."""

@@ -16,7 +16,7 @@ from typing import Final
 from solver.catalog.gpus import GpuSpec, Interconnect
 from solver.catalog.models import ModelArch
 from solver.catalog.precisions import KvCache, PrecisionClass, kv_element_bytes, weight_bytes_per_param
-from solver.engine.profiles import Engine, engine_profile
+from solver.engine.profiles import Engine, EngineProfile, engine_profile
 from solver.engine.simulate import Replica
 from solver.engine.step_cost import StepCost
 from solver.errors import ThroughputUnavailable
@@ -49,6 +49,16 @@ def _speed(hardware: Hardware, precision: str) -> PrecisionClass:
     raise ThroughputUnavailable(f"{hardware.gpu_id} has no matmul rate for {precision}")
 
 
+def _attention_speed(speed: PrecisionClass) -> PrecisionClass:
+    """The class attention's matmuls run at: the weights' class, but fp8 for fp4 weights (the fused
+    attention kernels — FlashAttention, TensorRT-LLM's FMHA/XQA — have fp8 and 16-bit paths, no fp4)."""
+    return "fp8" if speed == "fp4" else speed
+
+
+def _fp4_share(profile: EngineProfile, speed: PrecisionClass) -> float:
+    return profile.fp4_compute_efficiency if speed == "fp4" else 1.0
+
+
 def build_replica(
     arch: ModelArch,
     gpu: GpuSpec,
@@ -66,11 +76,13 @@ def build_replica(
     links = instance_links(gpu, interconnect if tp > 1 else "none", tp, network_gbps=0.0,
                            network_efficiency=0.0, network_latency_s=0.0, network_label="none")  # fmt: skip
     kv_bytes = kv_element_bytes(precision, kv_cache)
+    speed = _speed(hardware, precision)
     cost = StepCost(
         arch,
         profile,
         tp=tp,
-        matmul_flops_per_s=hardware.achievable_tflops(_speed(hardware, precision)) * 1e12,
+        matmul_flops_per_s=hardware.achievable_tflops(speed) * 1e12 * _fp4_share(profile, speed),
+        attention_flops_per_s=hardware.achievable_tflops(_attention_speed(speed)) * 1e12,
         bandwidth_bytes_per_s=hardware.bandwidth_tbps * 1e12,
         weight_bytes_per_param=weight_bytes_per_param(precision),
         kv_bytes_per_element=kv_bytes,

@@ -72,6 +72,7 @@ class StepCost:
         kv_bytes_per_element: float,
         bus_bytes_per_s: float,
         bus_latency_s: float,
+        attention_flops_per_s: float | None = None,
     ) -> None:
         self.profile, self.tp = profile, tp
         embedding = float(arch.embedding_params)
@@ -80,6 +81,8 @@ class StepCost:
         self.head_flops = 2.0 * arch.hidden_size * arch.vocab_size
         self.attention_flops = 4.0 * arch.layers * arch.attention_heads * arch.effective_head_dim
         self.compute_rate = tp * matmul_flops_per_s * profile.compute_efficiency
+        attention_rate = matmul_flops_per_s if attention_flops_per_s is None else attention_flops_per_s
+        self.attention_rate = tp * attention_rate * profile.compute_efficiency
         self.bandwidth = tp * bandwidth_bytes_per_s * profile.bandwidth_efficiency
         kv_share = profile.kv_bandwidth_efficiency or profile.bandwidth_efficiency
         self.kv_bandwidth = tp * bandwidth_bytes_per_s * kv_share
@@ -113,7 +116,7 @@ class StepCost:
                      self.weights_read(decodes) / self.bandwidth)  # fmt: skip
         kv_bytes = self.kv_bytes_per_token * (self.kv_read_scale * contexts + decodes)
         attention = np.maximum(
-            self.attention_flops * contexts / self.compute_rate, kv_bytes / self.kv_bandwidth
+            self.attention_flops * contexts / self.attention_rate, kv_bytes / self.kv_bandwidth
         )
         sync = self.sync_bytes_per_token * decodes / self.bus + self.sync_latency if self.tp > 1 else 0.0
         overhead = self.profile.step_overhead_s + self.profile.sequence_overhead_s * decodes
@@ -136,7 +139,7 @@ class StepCost:
             "weights": self.weights_read(tokens) / self.bandwidth,
             "linear_compute": (self.flops_per_token * tokens + self.head_flops * sampled) / self.compute_rate,
             "kv": (kv_read + self.kv_bytes_per_token * tokens) / self.kv_bandwidth,
-            "attention_compute": self.attention_flops * attention / self.compute_rate,
+            "attention_compute": self.attention_flops * attention / self.attention_rate,
             "sync": sync,
             "step_overhead": self.profile.step_overhead_s,
             "sequence_overhead": self.profile.sequence_overhead_s * (shape.decodes + shape.prefill_chunks),

@@ -8,11 +8,11 @@ import pytest
 from litestar.testing import TestClient
 
 Client = TestClient[Any]
-# at 12 requests/s the cheapest mix (three replica types) saves about 0.6 % over H100 SXM alone
+# at 16 requests/s the cheapest mix (three replica types) saves about 0.5 % over H100 SXM alone
 SMALL_SAVING = {
     "kind": "serving",
     "model": {"name": "Llama-2-7b"},
-    "requests_per_s": 12,
+    "requests_per_s": 16,
     "request_mix": [
         {"input_tokens": 20, "output_tokens": 20, "share": 0.5},
         {"input_tokens": 800, "output_tokens": 1500, "share": 0.5},
@@ -38,10 +38,10 @@ def test_a_mix_saving_less_than_the_threshold_is_not_recommended(client: Client)
 
 
 def test_a_mix_saving_more_than_the_threshold_is_recommended(client: Client) -> None:
-    plan = client.post("/v1/plans", json={**SMALL_SAVING, "mix_threshold": 0.004}).json()
+    plan = client.post("/v1/plans", json={**SMALL_SAVING, "mix_threshold": 0.003}).json()
     assert len(plan["choice"]["replicas"]) == 3
     saving = plan["saving_vs_single_type"]
-    assert 0.004 < saving["fraction"] < 0.03
+    assert 0.003 < saving["fraction"] < 0.03
     assert plan["choice"]["why"].startswith("a mix of 3 replica types: it saves")
 
 

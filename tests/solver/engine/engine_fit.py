@@ -34,9 +34,9 @@ from solver.spec.serving import ServingLoad
 from tests.solver.engine.serving_rows import ServingRow, catalog
 
 OFFLINE = ServingLoad(offline=True)
-FITTED = ("compute_efficiency", "bandwidth_efficiency", "kv_bandwidth_efficiency", "step_overhead_s",
-          "sequence_overhead_s", "request_overhead_s")  # fmt: skip
-GPU_SIDE = FITTED[:5]
+GPU_SIDE = ("compute_efficiency", "bandwidth_efficiency", "kv_bandwidth_efficiency", "step_overhead_s",
+            "sequence_overhead_s", "fp4_compute_efficiency")  # fmt: skip
+FITTED = (*GPU_SIDE, "request_overhead_s")
 
 
 @contextlib.contextmanager
@@ -150,6 +150,7 @@ BOUNDS = {
     "step_overhead_s": (5e-4, 2e-3),
     "sequence_overhead_s": (1e-7, 5e-5),
     "request_overhead_s": (1e-4, 5e-2),
+    "fp4_compute_efficiency": (0.3, 1.0),
 }
 """Physically plausible ranges: without them the fit trades bandwidth (to 100 %) for a 20 ms step,
 which fits offline batches and misses every small-batch latency. The step overhead's upper bound is a

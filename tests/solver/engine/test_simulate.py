@@ -140,3 +140,14 @@ def test_a_steps_kv_reads_do_not_hide_under_its_gemms() -> None:
     assert cost.seconds(shape) == pytest.approx(t["linear_compute"] + t["kv"], rel=1e-12)
     summed_roofline = max(t["linear_compute"] + t["attention_compute"], t["weights"] + t["kv"])
     assert cost.seconds(shape) > 1.3 * summed_roofline
+
+
+def test_fp4_matmuls_run_at_their_fitted_share_and_attention_at_the_fp8_rate() -> None:
+    """NVFP4 GEMMs gain ``fp4_compute_efficiency`` × 2 over fp8 (the peak's 2× is not reached), and
+    attention, which no fused kernel runs in fp4, keeps the fp8 rate under fp4 weights."""
+    fp4, fp8 = _replica(gpu="b200", precision="fp4").cost, _replica(gpu="b200", precision="fp8").cost
+    share = ENGINE_PROFILES["vllm"].fp4_compute_efficiency
+    assert 0.3 < share < 1.0
+    assert fp4.compute_rate == pytest.approx(2.0 * share * fp8.compute_rate)
+    assert fp4.attention_rate == pytest.approx(fp8.attention_rate)
+    assert fp8.attention_rate == pytest.approx(fp8.compute_rate)  # fp8 and 16-bit: one rate for both
