@@ -36,8 +36,8 @@ scheduling it). ``python -m tests.solver.engine.engine_fit`` fits them:
   0.621, KV bandwidth 0.591, 2 ms a step, 8 µs a sequence, and fp4 matmuls at 0.608 of that compute
   share (``fp4_compute_efficiency``: NVFP4 GEMMs about 1.2x fp8's speed, not the peak's 2x; without
   it one share served both, and the fp4 Blackwell rows came out x1.14 while the fp8 Hopper rows came
-  out x0.87). The odd half, held out, scores a median error of 14.2 %, p90 35.8 %, 98 % within 2x
-  (n = 129; 16.3 % and 38.2 % without the fp4 share). Attention runs at the fp8 rate under fp4 weights
+  out x0.87). The odd half, held out, scores a median error of 13.8 %, p90 35.2 %, 98 % within 2x
+  with these values (n = 129; 16.2 % and 37.5 % before the fp4 share, ``make accuracy``). Attention runs at the fp8 rate under fp4 weights
   (no fused attention kernel has an fp4 path). ``trtllm`` takes them as they are (``trtllm-bench`` has
   no HTTP front end: no request overhead).
 - vLLM's front end and prefill on Mélange's short-output rows (its vLLM runs with at most 25 output
