@@ -4,7 +4,7 @@ A :class:`PlanCache` holds the layout searches' :class:`~solver.throughput.layou
 (per-rank memory by layout, the chosen layout per GPU, count and topology) and, per workload and supply
 shape, the steps of GPU counts a shape can run at (layouts and throughputs, not prices) and their hours
 for one amount of work. Everything is keyed by the workload, so one cache serves every plan on the
-snapshot; it is bounded (a table is cleared when full) and each operation is one dict call.
+snapshot; it is bounded (a full table drops its older half) and a lookup is one dict call.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from solver.throughput.layout_search import CacheTables, LayoutCache
 __all__ = ["PLAN_CACHE_ENTRIES", "PlanCache"]
 
 PLAN_CACHE_ENTRIES: Final = 20_000
-"""Entries a table of a :class:`PlanCache` holds before it is cleared."""
+"""Entries a table of a :class:`PlanCache` holds before it drops its older half."""
 
 
 class PlanCache(CacheTables):

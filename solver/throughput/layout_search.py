@@ -29,6 +29,7 @@ What the searches learn is kept in a :class:`LayoutCache` the caller owns (one p
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 from collections.abc import Callable, Hashable, Iterator
@@ -76,8 +77,8 @@ _ZEROS: Final[tuple[Sharding, ...]] = ("none", "zero1", "zero2", "zero3")
 
 
 class CacheTables:
-    """Bounded tables of computed values by kind (:attr:`TABLES`): a table is cleared when full, and
-    each operation is one dict call, so threads may share them."""
+    """Bounded tables of computed values by kind (:attr:`TABLES`): a full table drops its older half
+    (:func:`_drop_older_half`), and a lookup is one dict call, so threads may share them."""
 
     TABLES: tuple[str, ...] = ()
 
@@ -94,12 +95,21 @@ class CacheTables:
             found = compute()
             with self._lock:
                 if len(held) >= self._max:
-                    held.clear()
+                    _drop_older_half(held)
                 held[key] = found
         return found  # type: ignore[return-value]  # stored by this method under its own key
 
     def __len__(self) -> int:
         return sum(len(table) for table in self._tables.values())
+
+
+def _drop_older_half(table: dict[Hashable, object]) -> None:
+    """Evict the first-inserted half of a full table (a dict keeps insertion order): the next plans
+    keep what the latest ones worked out, where clearing the whole table made every workload cold at
+    once (a 16k-GPU plan of a new model adds ~90,000 entries). Called under the table's lock, which
+    every insertion holds."""
+    for key in list(itertools.islice(table, len(table) // 2)):
+        del table[key]
 
 
 class LayoutCache(CacheTables):
@@ -109,7 +119,7 @@ class LayoutCache(CacheTables):
     tensor and context parallelism), ``offers`` (a count's layouts worth rating on a topology),
     ``rates`` (one GPU's seconds per unit), ``choices`` (the layout chosen per count, GPU, topology and
     headroom) and ``estimates`` (its full memory estimate).
-    Bounded (a table is cleared when full); each operation is one dict call, so threads may share it."""
+    Bounded (a full table drops its older half); a lookup is one dict call, so threads may share it."""
 
     TABLES = ("memory", "highs", "micros", "walks", "offers", "rates", "choices", "estimates")
 

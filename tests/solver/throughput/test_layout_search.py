@@ -19,6 +19,7 @@ from solver.throughput.calibration import ProfileIndex
 from solver.throughput.estimate import Topology, class_seconds_per_unit, default_topology
 from solver.throughput.global_batch import MIN_BATCH_SHARE
 from solver.throughput.layout_search import (
+    CacheTables,
     LayoutCache,
     LayoutChoice,
     LayoutFailure,
@@ -299,3 +300,18 @@ def test_with_pipeline_stages_a_smaller_micro_batch_that_fills_the_pipeline_is_n
                 best = max(best, layout_search._score(search, laid)[0])
     assert found.score >= best * (1 - 1e-9)
     assert found.layout.gradient_accumulation >= 16  # enough micro-batches to fill 16 stages
+
+
+def test_a_full_cache_table_drops_its_older_half_not_everything() -> None:
+    """Clearing a full table made every workload's next plan cold at once; now what the latest plans
+    worked out stays (the first-inserted half goes)."""
+
+    class Tables(CacheTables):
+        TABLES = ("t",)
+
+    tables, computed = Tables(max_entries=4), []
+    for key in range(5):
+        tables.get("t", key, lambda k=key: computed.append(k) or k * 10)
+    assert computed == [0, 1, 2, 3, 4] and len(tables) == 3  # 0 and 1 dropped when 4 came in
+    assert [tables.get("t", key, lambda: -1) for key in (2, 3, 4)] == [20, 30, 40]  # kept, not recomputed
+    assert tables.get("t", 0, lambda: -1) == -1  # dropped: computed again
