@@ -24,7 +24,6 @@ from solver.memory.peak import (
     fit_on,
     lora_params,
     rank_high_gib,
-    rank_peak_gib,
     rank_point_gib,
 )
 from solver.memory.stages import Stage, pipeline_stages
@@ -52,7 +51,6 @@ __all__ = [
     "model_state",
     "pipeline_stages",
     "rank_high_gib",
-    "rank_peak_gib",
     "rank_point_gib",
     "saved_activation_bytes",
     "weight_bytes",

@@ -64,7 +64,6 @@ __all__ = [
     "fit_on",
     "lora_params",
     "rank_high_gib",
-    "rank_peak_gib",
     "rank_point_gib",
 ]
 
@@ -465,15 +464,9 @@ def _layout_free(rw: ResolvedWorkload) -> tuple[_Inputs, tuple[str, ...]]:
     return inputs, tuple(notes)
 
 
-def rank_peak_gib(rw: ResolvedWorkload) -> tuple[float, float]:
-    """(``per_gpu_gib``, band high) of the busiest rank, without the breakdown and notes of
-    :func:`estimate_memory` (the layout search's fast path; same numbers)."""
-    point = rank_point_gib(rw)
-    return point, rank_high_gib(rw, point)
-
-
 def rank_point_gib(rw: ResolvedWorkload) -> float:
-    """The busiest rank's ``per_gpu_gib`` alone (a layout over the memory needs no band)."""
+    """The busiest rank's ``per_gpu_gib``, without the breakdown and notes of :func:`estimate_memory`
+    (the layout search's fast path; same number; a layout over the memory needs no band)."""
     inputs, _ = _layout_free(_layout_free_key(rw))
     return _per_gpu(rw, _counters(rw, inputs, "point"), "point") / GIB
 
